@@ -1,0 +1,198 @@
+"""Parallel batch expansion over spawn-context worker processes (no jax import).
+
+``Expander`` splits a batch into contiguous chunks, runs ``rules.expand_batch`` on
+each chunk in a worker process and concatenates the results. Only numpy arrays
+cross the process boundary (one duplex pipe per worker, no manager threads).
+
+Workers are started with the ``spawn`` method (the parent runs JAX threads, so
+``fork`` is unsafe). They are started with the parent's ``__main__`` module hidden,
+so they import only numpy, python-chess and ``zerochess.chess`` (never the user's
+script, which may import jax and need not have an ``if __name__ == "__main__"``
+guard). Workers are daemonic, ignore SIGINT, exit when their pipe closes and are
+shut down by ``close()``, garbage collection or interpreter exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from zerochess.chess.rules import Expansion, expand_batch
+from zerochess.chess.state import PositionArrays
+
+MIN_ROWS_PER_WORKER = 32  # chunks smaller than this are not worth the IPC; small batches run inline
+
+_Result = tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]
+
+
+def _worker_main(conn: multiprocessing.connection.Connection) -> None:
+    """Worker loop: receive ``(fields, move_index)``, reply ``("ok", result)`` or ``("err", exc)``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and closes us
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        fields, move_index = msg
+        try:
+            out = expand_batch(PositionArrays(*fields), move_index)
+            reply: tuple[str, Any] = ("ok", (tuple(out.child), out.legal, out.num_legal,
+                                             out.status))
+        except Exception as exc:  # noqa: BLE001 - forwarded to the caller
+            reply = ("err", exc)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # e.g. an unpicklable exception
+            conn.send(("err", RuntimeError(f"expander worker failed: {exc!r}")))
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Temporarily hide ``__main__``'s file/spec so spawned children do not re-import it."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    try:
+        main.__dict__.pop("__file__", None)
+        main.__dict__["__spec__"] = None
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _shutdown(procs: list[Any], conns: list[multiprocessing.connection.Connection]) -> None:
+    """Ask the workers to exit, then make sure they do; close the pipes."""
+    for conn in conns:
+        with contextlib.suppress(Exception):
+            conn.send(None)
+    for proc in procs:
+        proc.join(timeout=2.0)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=2.0)
+    for conn in conns:
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+class Expander:
+    """Callable ``(parent PositionArrays [n], move_index int [n]) -> Expansion``.
+
+    Args:
+      num_workers: worker processes; 0 runs inline in this process. ``None`` uses
+        ``os.cpu_count()`` when it is > 1, else 0.
+
+    Batches are split into at most ``num_workers`` contiguous chunks of at least
+    ``MIN_ROWS_PER_WORKER`` rows; a batch too small for two chunks runs inline.
+    Errors raised by ``expand_batch`` in a worker (e.g. ``ValueError`` for an
+    illegal index) are re-raised in the caller. Thread-safe (calls are serialised).
+    """
+
+    def __init__(self, num_workers: int | None = None) -> None:
+        if num_workers is None:
+            cpus = os.cpu_count() or 1
+            num_workers = cpus if cpus > 1 else 0
+        if num_workers < 0:
+            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+        self.num_workers = num_workers
+        self._lock = threading.Lock()
+        self._procs: list[Any] = []
+        self._conns: list[multiprocessing.connection.Connection] = []
+        self._closed = False
+        self._finalizer: Any = None
+        if num_workers == 0:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        try:
+            with _main_module_hidden():
+                for i in range(num_workers):
+                    parent_end, child_end = ctx.Pipe(duplex=True)
+                    proc = ctx.Process(target=_worker_main, args=(child_end,),
+                                       name=f"zerochess-expander-{i}", daemon=True)
+                    proc.start()
+                    child_end.close()
+                    self._procs.append(proc)
+                    self._conns.append(parent_end)
+        finally:
+            # Runs on close(), garbage collection or interpreter exit, whichever is first.
+            self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._conns)
+
+    def __call__(self, parent: PositionArrays, move_index: Any) -> Expansion:
+        """Expand every row; see ``rules.expand_batch`` for shapes and errors."""
+        move_index = np.asarray(move_index).reshape(-1)
+        n = move_index.shape[0]
+        chunks = min(self.num_workers, n // MIN_ROWS_PER_WORKER)
+        if self.num_workers == 0 or chunks < 2:
+            return expand_batch(parent, move_index)
+        if self._closed:
+            raise RuntimeError("Expander is closed (or a previous call was interrupted)")
+        fields = tuple(np.ascontiguousarray(f) for f in parent)
+        bounds = np.linspace(0, n, chunks + 1).astype(int)
+        with self._lock:
+            try:
+                parts = self._exchange(fields, move_index, bounds)
+            except BaseException:
+                # Pipes may hold unread replies now; never reuse them.
+                self.close()
+                raise
+        errors = [p for p in parts if p[0] == "err"]
+        if errors:
+            raise errors[0][1]
+        results: list[_Result] = [p[1] for p in parts]
+        child = PositionArrays(*(np.concatenate([r[0][k] for r in results])
+                                 for k in range(len(PositionArrays._fields))))
+        return Expansion(
+            child=child,
+            legal=np.concatenate([r[1] for r in results]),
+            num_legal=np.concatenate([r[2] for r in results]),
+            status=np.concatenate([r[3] for r in results]),
+        )
+
+    def _exchange(
+        self, fields: tuple[np.ndarray, ...], move_index: np.ndarray, bounds: np.ndarray
+    ) -> list[tuple[str, Any]]:
+        used = len(bounds) - 1
+        for w in range(used):
+            a, b = int(bounds[w]), int(bounds[w + 1])
+            self._conns[w].send((tuple(f[a:b] for f in fields), move_index[a:b]))
+        parts = []
+        for w in range(used):
+            conn, proc = self._conns[w], self._procs[w]
+            ready = multiprocessing.connection.wait([conn, proc.sentinel])
+            try:
+                if conn not in ready and not conn.poll():
+                    raise EOFError
+                parts.append(conn.recv())
+            except (EOFError, OSError) as exc:
+                proc.join(timeout=1.0)
+                raise RuntimeError(
+                    f"expander worker {proc.name} died (exit code {proc.exitcode})"
+                ) from exc
+        return parts
+
+    def close(self) -> None:
+        """Stop the worker processes (idempotent)."""
+        self._closed = True
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self) -> Expander:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

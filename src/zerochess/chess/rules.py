@@ -1,0 +1,258 @@
+"""Host-side chess rules for batch expansion (numpy + python-chess, no jax).
+
+``expand_batch`` applies one lc0 policy move to each parent position of a batch
+and describes the resulting child: its compact arrays, its legal moves as 1858
+indices (python-chess legal-move order) and its terminal status.
+
+Speed: bitboards are packed/unpacked with numpy over the whole batch; the only
+per-row Python work is assigning them to one reused ``chess.Board``, ``push``,
+one legal-move generation and a few cheap terminal checks. This module must not
+import jax: it runs inside ``Expander`` worker processes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import chess
+import numpy as np
+
+from zerochess.chess import policy_map
+from zerochess.chess.state import (
+    CASTLE_BK,
+    CASTLE_BQ,
+    CASTLE_WK,
+    CASTLE_WQ,
+    PositionArrays,
+)
+
+STATUS_ONGOING = 0
+STATUS_CHECKMATE = 1  # the side to move is mated
+STATUS_STALEMATE = 2
+STATUS_INSUFFICIENT = 3
+STATUS_RULE50 = 4  # halfmove clock >= 100
+
+_K = policy_map.MAX_LEGAL_MOVES
+_PIECE_CODES = np.arange(1, 13, dtype=np.int8)  # 1..6 white P..K, 7..12 black P..K
+_TYPE_WEIGHTS = np.arange(1, 7, dtype=np.int8)[None, :, None]  # [1, 6, 1]
+_CASTLE_BB = (
+    (CASTLE_WK, chess.BB_H1),
+    (CASTLE_WQ, chess.BB_A1),
+    (CASTLE_BK, chess.BB_H8),
+    (CASTLE_BQ, chess.BB_A8),
+)
+
+
+class Expansion(NamedTuple):
+    """Result of ``expand_batch`` for a batch of ``n`` rows."""
+
+    child: PositionArrays  # [n] arrays: board int8[n,64], turn, castling, ep int8[n], rule50, fullmove int16[n]
+    legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
+    num_legal: np.ndarray  # int16 [n]
+    status: np.ndarray  # int8 [n]: STATUS_* of the child
+
+
+def _bitboards(board: np.ndarray) -> np.ndarray:
+    """uint64 [n, 12] bitboards (white P..K, black P..K) of int8 piece codes [n, 64]."""
+    onehot = board[:, None, :] == _PIECE_CODES[None, :, None]  # [n, 12, 64]
+    packed = np.packbits(onehot, axis=-1, bitorder="little")  # [n, 12, 8]
+    return np.ascontiguousarray(packed).view("<u8")[..., 0]
+
+
+def _codes_from_bitboards(types: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """int8 [n, 64] piece codes from uint64 piece-type bitboards [n, 6] (P..K) and white [n]."""
+    n = types.shape[0]
+    bits = np.unpackbits(
+        np.ascontiguousarray(types.astype("<u8")).view(np.uint8).reshape(n, 6, 8),
+        axis=-1,
+        bitorder="little",
+    ).astype(np.int8)  # [n, 6, 64]
+    type_code = (bits * _TYPE_WEIGHTS).sum(axis=1, dtype=np.int8)  # [n, 64]
+    wbits = np.unpackbits(
+        np.ascontiguousarray(white.astype("<u8")).view(np.uint8).reshape(n, 8),
+        axis=-1,
+        bitorder="little",
+    ).astype(bool)
+    return np.where((type_code > 0) & ~wbits, type_code + 6, type_code).astype(np.int8)
+
+
+def _castling_bitboards(castling: np.ndarray) -> list[int]:
+    """python-chess ``castling_rights`` bitboards (python ints) of CASTLE_* bits [n]."""
+    c = castling.astype(np.int64)
+    rights = np.zeros(c.shape, np.uint64)
+    for bit, bb in _CASTLE_BB:
+        rights |= np.where(c & bit, np.uint64(bb), np.uint64(0))
+    return rights.tolist()
+
+
+def _castling_bits(rights: np.ndarray) -> np.ndarray:
+    """int8 CASTLE_* bits of python-chess ``castling_rights`` uint64 bitboards [n]."""
+    out = np.zeros(rights.shape, np.int8)
+    for bit, bb in _CASTLE_BB:
+        out |= np.where(rights & np.uint64(bb), np.int8(bit), np.int8(0))
+    return out
+
+
+def _decode_moves(
+    parent: PositionArrays, move_index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Absolute-frame python-chess (from, to, promotion) int arrays [n] for 1858 indices.
+
+    Castling king-to-rook becomes python-chess's king-two-squares form; a pawn reaching
+    the last rank without a promotion piece becomes a knight promotion. Rows with
+    ``move_index < 0`` get zeros. Legality is checked later by python-chess.
+    """
+    n = move_index.shape[0]
+    rows = np.arange(n)
+    idx = np.where(move_index < 0, 0, move_index).astype(np.int64)
+    flip = np.where(parent.turn.astype(bool), 0, 56)
+    frm = policy_map.FROM_SQUARE[idx].astype(np.int64) ^ flip
+    to = policy_map.TO_SQUARE[idx].astype(np.int64) ^ flip
+    promo = policy_map.PROMOTION[idx].astype(np.int64)
+    board = parent.board
+    mover = board[rows, frm].astype(np.int64)
+    target = board[rows, to].astype(np.int64)
+    white = parent.turn.astype(bool)
+    mover_type = np.where(mover > 6, mover - 6, mover)
+    own_mover = (mover > 0) & ((mover <= 6) == white)
+    last_rank = (to // 8 == 0) | (to // 8 == 7)
+    promo = np.where(own_mover & (mover_type == chess.PAWN) & last_rank & (promo == 0),
+                     chess.KNIGHT, promo)
+    own_rook = target == np.where(white, chess.ROOK, chess.ROOK + 6)
+    castle = own_mover & (mover_type == chess.KING) & own_rook
+    to = np.where(castle, (frm & ~7) + np.where(to > frm, 6, 2), to)
+    valid = move_index >= 0
+    return frm * valid, to * valid, promo * valid
+
+
+def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
+    """Play ``move_index[i]`` in ``parent[i]`` and describe each child.
+
+    Args:
+      parent: batch of ``n`` positions (board int8[n,64], turn/castling/ep int8[n],
+        rule50/fullmove int16[n]). ``ep`` may be -1 or the (legal) ep target square.
+      move_index: int [n] lc0 1858 indices in the mover's frame, or -1 for "no move:
+        describe the parent itself".
+
+    Returns:
+      ``Expansion`` with the child arrays [n], legal int16 [n, 218], num_legal int16 [n]
+      and status int8 [n].
+
+    Raises:
+      ValueError: if an index is out of range or not a legal move of its parent.
+    """
+    parent = PositionArrays(*(np.asarray(f) for f in parent))
+    move_index = np.asarray(move_index).reshape(-1).astype(np.int64)
+    n = move_index.shape[0]
+    if parent.board.shape != (n, 64):
+        raise ValueError(f"parent.board shape {parent.board.shape} != ({n}, 64)")
+    bad = (move_index < -1) | (move_index >= policy_map.NUM_MOVES)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"policy index {int(move_index[i])} out of range in row {i}")
+
+    bbs = _bitboards(parent.board.astype(np.int8))  # [n, 12]
+    white_occ = np.bitwise_or.reduce(bbs[:, :6], axis=1)
+    black_occ = np.bitwise_or.reduce(bbs[:, 6:], axis=1)
+    types = (bbs[:, :6] | bbs[:, 6:]).tolist()
+    white_l, black_l = white_occ.tolist(), black_occ.tolist()
+    occ_l = (white_occ | black_occ).tolist()
+    turn_l = parent.turn.astype(bool).tolist()
+    rights_l = _castling_bitboards(parent.castling)
+    ep_l = parent.ep.astype(np.int64).tolist()
+    rule50_l = parent.rule50.astype(np.int64).tolist()
+    fullmove_l = parent.fullmove.astype(np.int64).tolist()
+    frm, to, promo = _decode_moves(parent, move_index)
+    frm_l, to_l, promo_l, mi_l = frm.tolist(), to.tolist(), promo.tolist(), move_index.tolist()
+
+    # Per-row outputs (python lists, converted once at the end).
+    out_types: list[tuple[int, int, int, int, int, int]] = []
+    out_white: list[int] = []
+    out_turn: list[bool] = []
+    out_rights: list[int] = []
+    out_ep: list[int] = []
+    out_rule50: list[int] = []
+    out_fullmove: list[int] = []
+    status = np.zeros(n, np.int8)
+    counts: list[int] = []
+    mv_from: list[int] = []
+    mv_to: list[int] = []
+    mv_promo: list[int] = []
+
+    b = chess.Board(None)
+    occ_co = b.occupied_co
+    move_cls = chess.Move
+    for i in range(n):
+        b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings = types[i]
+        occ_co[chess.WHITE] = white_l[i]
+        occ_co[chess.BLACK] = black_l[i]
+        b.occupied = occ_l[i]
+        b.promoted = 0
+        b.turn = turn_l[i]
+        b.castling_rights = rights_l[i]
+        b.ep_square = ep_l[i] if ep_l[i] >= 0 else None
+        b.halfmove_clock = rule50_l[i]
+        b.fullmove_number = fullmove_l[i]
+        b.clear_stack()
+        if mi_l[i] >= 0:
+            move = move_cls(frm_l[i], to_l[i], promo_l[i] or None)
+            if not b.is_legal(move):
+                raise ValueError(
+                    f"policy index {mi_l[i]} ({policy_map.MOVES[mi_l[i]]}) is not a legal move "
+                    f"in {b.fen(en_passant='fen')} (row {i})"
+                )
+            b.push(move)
+        else:
+            b.castling_rights = b.clean_castling_rights()
+
+        moves = list(b.generate_legal_moves())
+        counts.append(len(moves))
+        mv_from.extend([m.from_square for m in moves])
+        mv_to.extend([m.to_square for m in moves])
+        mv_promo.extend([m.promotion or 0 for m in moves])
+
+        out_types.append((b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings))
+        out_white.append(occ_co[chess.WHITE])
+        out_turn.append(b.turn)
+        out_rights.append(b.castling_rights)
+        out_ep.append(b.ep_square if b.ep_square is not None and b.has_legal_en_passant() else -1)
+        out_rule50.append(b.halfmove_clock)
+        out_fullmove.append(b.fullmove_number)
+        if not moves:
+            status[i] = STATUS_CHECKMATE if b.is_check() else STATUS_STALEMATE
+        elif b.is_insufficient_material():
+            status[i] = STATUS_INSUFFICIENT
+        elif b.halfmove_clock >= 100:
+            status[i] = STATUS_RULE50
+
+    types_a = np.array(out_types, np.uint64).reshape(n, 6)
+    white_a = np.array(out_white, np.uint64).reshape(n)
+    codes = _codes_from_bitboards(types_a, white_a)
+    child_turn = np.array(out_turn, np.int8).reshape(n)
+    child = PositionArrays(
+        board=codes,
+        turn=child_turn,
+        castling=_castling_bits(np.array(out_rights, np.uint64).reshape(n)),
+        ep=np.array(out_ep, np.int8).reshape(n),
+        rule50=np.array(out_rule50, np.int16).reshape(n),
+        fullmove=np.array(out_fullmove, np.int16).reshape(n),
+    )
+
+    counts_a = np.array(counts, np.int64).reshape(n)
+    legal = np.full((n, _K), -1, np.int16)
+    total = int(counts_a.sum())
+    if total:
+        row = np.repeat(np.arange(n), counts_a)
+        f = np.array(mv_from, np.int64)
+        t = np.array(mv_to, np.int64)
+        p = np.array(mv_promo, np.int64)
+        # python-chess castling e1g1/e1c1 -> lc0 king-to-rook e1h1/e1a1.
+        is_king = (codes[row, f] == chess.KING) | (codes[row, f] == chess.KING + 6)
+        castle = is_king & (np.abs(t - f) == 2)
+        t = np.where(castle, np.where(t > f, f + 3, f - 4), t)
+        flip = np.where(child_turn[row] == 1, 0, 56)
+        idx = policy_map.index_array(f ^ flip, t ^ flip, p)
+        starts = np.cumsum(counts_a) - counts_a
+        col = np.arange(total) - np.repeat(starts, counts_a)
+        legal[row, col] = idx
+    return Expansion(child=child, legal=legal, num_legal=counts_a.astype(np.int16), status=status)

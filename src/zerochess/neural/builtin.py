@@ -1,0 +1,517 @@
+"""The built-in evaluator: a hand-written chess heuristic behind the ``Model`` interface.
+
+No weights to load: ``builtin_model()`` returns a ``Model`` whose ``apply`` is a pure,
+jittable jax function of lc0's 112-plane input ``[B, 112, 8, 8]``. It only reads
+history slot 0 (planes 0..11: ours P N B R Q K, theirs P N B R Q K, in the side
+to move's frame: row = rank seen from the mover, col = file) and the rule50 plane
+(109). Its ``params`` are a small dict of float32 arrays (piece values,
+piece-square tables, weights), passed as data so they can be tuned or swapped
+without recompiling.
+
+Value: PeSTO material + piece-square tables, tapered between middle game and end
+game by the non-pawn material left, plus a one-move static-exchange "threat"
+term (the side to move may cash in its best capture; a second hanging piece of
+its own is likely lost), shrunk toward a draw as the rule50 count grows. The
+centipawn score is mapped to (win, draw, loss) by a logistic win expectancy with
+a draw margin: ``W = sigmoid((cp - m) / s)``, ``L = sigmoid((-cp - m) / s)``,
+``D = 1 - W - L`` (so the draw share shrinks as ``|cp|`` grows).
+
+Policy: a score in pawns for each of lc0's 1858 moves, computed on a dense
+``[B, 64 (from), 64 (to)]`` grid and gathered once: captures by MVV-LVA with a
+static-exchange safety check of the destination, promotions (queen high,
+under-promotions low), checks (squares from which each piece type attacks the
+enemy king, sliders scanned with blockers; discovered checks ignored), rescuing
+a threatened piece (e.g. one attacked by an enemy pawn), piece-square gain, and
+castling / early king moves. Illegal moves get arbitrary logits: the search masks
+them.
+
+All geometry uses shifts of ``[..., 8, 8]`` bitboards (``lax.pad`` with negative
+padding), so the jitted function is a handful of fused elementwise loops, two
+small batched contractions and one gather.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from zerochess.chess.policy_map import FROM_SQUARE, NUM_MOVES, PROMOTION, TO_SQUARE
+from zerochess.neural.model import Model, ModelOutput
+
+Params = dict[str, jax.Array]
+
+# --- tables (numpy, built at import) -----------------------------------------------------
+
+# PeSTO (Rofchade) piece values and piece-square tables, P N B R Q K. The tables
+# are written rank 8 first (as printed on the chess programming wiki) for the
+# side to move; ``_a1_first`` flips them to our a1 = 0 square numbering.
+_MG_VALUE = (82, 337, 365, 477, 1025, 0)
+_EG_VALUE = (94, 281, 297, 512, 936, 0)
+_PHASE_INC = (0, 1, 1, 2, 4, 0)  # 24 = full middle game
+
+_MG_PST_RANK8_FIRST = (
+    (  # pawn
+        0, 0, 0, 0, 0, 0, 0, 0,
+        98, 134, 61, 95, 68, 126, 34, -11,
+        -6, 7, 26, 31, 65, 56, 25, -20,
+        -14, 13, 6, 21, 23, 12, 17, -23,
+        -27, -2, -5, 12, 17, 6, 10, -25,
+        -26, -4, -4, -10, 3, 3, 33, -12,
+        -35, -1, -20, -23, -15, 24, 38, -22,
+        0, 0, 0, 0, 0, 0, 0, 0,
+    ),
+    (  # knight
+        -167, -89, -34, -49, 61, -97, -15, -107,
+        -73, -41, 72, 36, 23, 62, 7, -17,
+        -47, 60, 37, 65, 84, 129, 73, 44,
+        -9, 17, 19, 53, 37, 69, 18, 22,
+        -13, 4, 16, 13, 28, 19, 21, -8,
+        -23, -9, 12, 10, 19, 17, 25, -16,
+        -29, -53, -12, -3, -1, 18, -14, -19,
+        -105, -21, -58, -33, -17, -28, -19, -23,
+    ),
+    (  # bishop
+        -29, 4, -82, -37, -25, -42, 7, -8,
+        -26, 16, -18, -13, 30, 59, 18, -47,
+        -16, 37, 43, 40, 35, 50, 37, -2,
+        -4, 5, 19, 50, 37, 37, 7, -2,
+        -6, 13, 13, 26, 34, 12, 10, 4,
+        0, 15, 15, 15, 14, 27, 18, 10,
+        4, 15, 16, 0, 7, 21, 33, 1,
+        -33, -3, -14, -21, -13, -12, -39, -21,
+    ),
+    (  # rook
+        32, 42, 32, 51, 63, 9, 31, 43,
+        27, 32, 58, 62, 80, 67, 26, 44,
+        -5, 19, 26, 36, 17, 45, 61, 16,
+        -24, -11, 7, 26, 24, 35, -8, -20,
+        -36, -26, -12, -1, 9, -7, 6, -23,
+        -45, -25, -16, -17, 3, 0, -5, -33,
+        -44, -16, -20, -9, -1, 11, -6, -71,
+        -19, -13, 1, 17, 16, 7, -37, -26,
+    ),
+    (  # queen
+        -28, 0, 29, 12, 59, 44, 43, 45,
+        -24, -39, -5, 1, -16, 57, 28, 54,
+        -13, -17, 7, 8, 29, 56, 47, 57,
+        -27, -27, -16, -16, -1, 17, -2, 1,
+        -9, -26, -9, -10, -2, -4, 3, -3,
+        -14, 2, -11, -2, -5, 2, 14, 5,
+        -35, -8, 11, 2, 8, 15, -3, 1,
+        -1, -18, -9, 10, -15, -25, -31, -50,
+    ),
+    (  # king
+        -65, 23, 16, -15, -56, -34, 2, 13,
+        29, -1, -20, -7, -8, -4, -38, -29,
+        -9, 24, 2, -16, -20, 6, 22, -22,
+        -17, -20, -12, -27, -30, -25, -14, -36,
+        -49, -1, -27, -39, -46, -44, -33, -51,
+        -14, -14, -22, -46, -44, -30, -15, -27,
+        1, 7, -8, -64, -43, -16, 9, 8,
+        -15, 36, 12, -54, 8, -28, 24, 14,
+    ),
+)
+
+_EG_PST_RANK8_FIRST = (
+    (  # pawn
+        0, 0, 0, 0, 0, 0, 0, 0,
+        178, 173, 158, 134, 147, 132, 165, 187,
+        94, 100, 85, 67, 56, 53, 82, 84,
+        32, 24, 13, 5, -2, 4, 17, 17,
+        13, 9, -3, -7, -7, -8, 3, -1,
+        4, 7, -6, 1, 0, -5, -1, -8,
+        13, 8, 8, 10, 13, 0, 2, -7,
+        0, 0, 0, 0, 0, 0, 0, 0,
+    ),
+    (  # knight
+        -58, -38, -13, -28, -31, -27, -63, -99,
+        -25, -8, -25, -2, -9, -25, -24, -52,
+        -24, -20, 10, 9, -1, -9, -19, -41,
+        -17, 3, 22, 22, 22, 11, 8, -18,
+        -18, -6, 16, 25, 16, 17, 4, -18,
+        -23, -3, -1, 15, 10, -3, -20, -22,
+        -42, -20, -10, -5, -2, -20, -23, -44,
+        -29, -51, -23, -15, -22, -18, -50, -64,
+    ),
+    (  # bishop
+        -14, -21, -11, -8, -7, -9, -17, -24,
+        -8, -4, 7, -12, -3, -13, -4, -14,
+        2, -8, 0, -1, -2, 6, 0, 4,
+        -3, 9, 12, 9, 14, 10, 3, 2,
+        -6, 3, 13, 19, 7, 10, -3, -9,
+        -12, -3, 8, 10, 13, 3, -7, -15,
+        -14, -18, -7, -1, 4, -9, -15, -27,
+        -23, -9, -23, -5, -9, -16, -5, -17,
+    ),
+    (  # rook
+        13, 10, 18, 15, 12, 12, 8, 5,
+        11, 13, 13, 11, -3, 3, 8, 3,
+        7, 7, 7, 5, 4, -3, -5, -3,
+        4, 3, 13, 1, 2, 1, -1, 2,
+        3, 5, 8, 4, -5, -6, -8, -11,
+        -4, 0, -5, -1, -7, -12, -8, -16,
+        -6, -6, 0, 2, -9, -9, -11, -3,
+        -9, 2, 3, -1, -5, -13, 4, -20,
+    ),
+    (  # queen
+        -9, 22, 22, 27, 27, 19, 10, 20,
+        -17, 20, 32, 41, 58, 25, 30, 0,
+        -20, 6, 9, 49, 47, 35, 19, 9,
+        3, 22, 24, 45, 57, 40, 57, 36,
+        -18, 28, 19, 47, 31, 34, 39, 23,
+        -16, -27, 15, 6, 9, 17, 10, 5,
+        -22, -23, -30, -16, -16, -23, -36, -32,
+        -33, -28, -22, -43, -5, -32, -20, -41,
+    ),
+    (  # king
+        -74, -35, -18, -18, -11, 15, 4, -17,
+        -12, 17, 14, 17, 17, 38, 23, 11,
+        10, 17, 23, 15, 20, 45, 44, 13,
+        -8, 22, 24, 27, 26, 33, 26, 3,
+        -18, -4, 21, 24, 27, 23, 9, -11,
+        -19, -3, 11, 21, 23, 16, 7, -9,
+        -27, -11, 4, 13, 14, 4, -5, -17,
+        -53, -34, -21, -11, -28, -14, -24, -43,
+    ),
+)
+
+
+def _a1_first(tables: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """[6, 64] float32 tables indexed by square a1 = 0 (rank-major) from the owner's side."""
+    t = np.asarray(tables, np.float32).reshape(6, 8, 8)
+    return np.ascontiguousarray(t[:, ::-1, :].reshape(6, 64))
+
+
+MG_PST = _a1_first(_MG_PST_RANK8_FIRST)
+"""[6, 64] middle-game piece-square bonus (cp), P N B R Q K, square from the owner's side."""
+EG_PST = _a1_first(_EG_PST_RANK8_FIRST)
+"""[6, 64] end-game piece-square bonus (cp)."""
+
+# Static-exchange values (pawns) used for captures, threats and hanging pieces.
+# The king is never a victim (0) and, as an attacker, only takes undefended pieces.
+_SEE_VALUE = (1.0, 3.2, 3.3, 5.0, 9.5, 0.0)
+_KING_ATTACKER_VALUE = 100.0
+_NO_ATTACKER = 1000.0
+
+_ROOK_DIRS = ((1, 0), (-1, 0), (0, 1), (0, -1))
+_BISHOP_DIRS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+_KNIGHT_JUMPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
+_KING_STEPS = _ROOK_DIRS + _BISHOP_DIRS
+
+_RULE50_PLANE = 109
+
+
+def _move_tables() -> dict[str, np.ndarray]:
+    frm = FROM_SQUARE.astype(np.int64)
+    to = TO_SQUARE.astype(np.int64)
+    promo = PROMOTION.astype(np.int64)
+    same_file = (np.arange(64)[:, None] % 8) == (np.arange(64)[None, :] % 8)  # [64 f, 64 t]
+    promo_idx = np.nonzero(promo > 0)[0]  # the 66 q/r/b promotions
+    # Plain indices that are knight promotions when a pawn makes them: 7th -> 8th rank,
+    # straight or one file aside.
+    knight_promo_idx = np.nonzero(
+        (promo == 0) & (frm // 8 == 6) & (to // 8 == 7) & (np.abs(frm % 8 - to % 8) <= 1)
+    )[0]
+    return {
+        "flat": (frm * 64 + to).astype(np.int32),
+        "same_file": same_file.astype(np.float32),
+        "promo_idx": promo_idx.astype(np.int32),
+        "promo_to": to[promo_idx].astype(np.int32),
+        "promo_piece": (promo[promo_idx] - 1).astype(np.int32),  # 0-based type: 2 B, 3 R, 4 Q
+        "promo_push": (frm[promo_idx] % 8 == to[promo_idx] % 8).astype(np.float32),
+        "npromo_idx": knight_promo_idx.astype(np.int32),
+        "npromo_from": frm[knight_promo_idx].astype(np.int32),
+        "npromo_to": to[knight_promo_idx].astype(np.int32),
+    }
+
+
+_MOVES = _move_tables()
+assert _MOVES["promo_idx"].shape == (66,) and _MOVES["npromo_idx"].shape == (22,)
+assert _MOVES["flat"].shape == (NUM_MOVES,)
+
+
+def default_params() -> Params:
+    """The evaluator's tunable data (float32 arrays; values in cp unless noted).
+
+    Keys: ``mg_value``/``eg_value`` [6], ``mg_pst``/``eg_pst`` [6, 64] (a1 = 0 from
+    the owner's side), ``phase_inc`` [6], ``see_value`` [6] (pawns), and scalar
+    weights: ``threat`` (share of the best capture credited to the side to move),
+    ``hang2`` (share of its second hanging piece debited), ``draw_margin`` and
+    ``wdl_scale`` (cp, logistic W/D/L mapping), ``rule50_shrink`` (eval shrink
+    at rule50 = 100), ``tempo`` (cp); policy weights in pawns: ``w_capture``,
+    ``w_lva``, ``w_loss``, ``w_rescue``, ``w_check``, ``w_pst`` (per cp),
+    ``under_promo``, ``king_move``, ``castle``; ``policy_scale`` (logits per pawn).
+    """
+    f32 = np.float32
+    p: dict[str, Any] = {
+        "mg_value": np.asarray(_MG_VALUE, f32),
+        "eg_value": np.asarray(_EG_VALUE, f32),
+        "mg_pst": MG_PST,
+        "eg_pst": EG_PST,
+        "phase_inc": np.asarray(_PHASE_INC, f32),
+        "see_value": np.asarray(_SEE_VALUE, f32),
+        "threat": 0.6,
+        "hang2": 0.5,
+        "draw_margin": 150.0,
+        "wdl_scale": 100.0,
+        "rule50_shrink": 0.6,
+        "tempo": 10.0,
+        "w_capture": 0.5,
+        "w_lva": 0.1,
+        "w_loss": 1.0,
+        "w_rescue": 0.7,
+        "w_check": 1.0,
+        "w_pst": 0.01,
+        "under_promo": 6.0,
+        "king_move": 0.8,
+        "castle": 1.0,
+        "policy_scale": 1.0,
+    }
+    return {k: jnp.asarray(v, jnp.float32) for k, v in p.items()}
+
+
+# --- bitboard geometry on [..., 8, 8] boolean boards ------------------------------------
+
+def _shift(x: jax.Array, dr: int, dc: int) -> jax.Array:
+    """``out[..., r, c] = x[..., r - dr, c - dc]`` (zero/False shifted in, nothing wraps)."""
+    cfg = [(0, 0, 0)] * (x.ndim - 2) + [(dr, -dr, 0), (dc, -dc, 0)]
+    return lax.pad(x, jnp.zeros((), x.dtype), cfg)
+
+
+def _ray(sets: jax.Array, empty: jax.Array, dr: int, dc: int) -> jax.Array:
+    """Squares reached from ``sets`` [..., k, 8, 8] stepping (dr, dc) until the first
+    occupied square (included); ``empty`` [..., 1, 8, 8]."""
+    a = _shift(sets, dr, dc)
+    acc = a
+    for _ in range(6):
+        a = _shift(a & empty, dr, dc)
+        acc = acc | a
+    return acc
+
+
+class BoardFeatures(NamedTuple):
+    """Per-square attack facts of slot 0, all [B, 64] float32 unless noted (mover's frame)."""
+
+    ours: jax.Array  # [B, 6, 64] 0/1 our P N B R Q K
+    theirs: jax.Array  # [B, 6, 64] 0/1 their P N B R Q K
+    our_count: jax.Array  # number of our pieces attacking each square (no x-rays)
+    their_count: jax.Array  # number of their pieces attacking each square
+    our_min: jax.Array  # SEE value (pawns) of our least valuable attacker; 1000 if none
+    their_min: jax.Array  # same for their attackers (king = 100)
+    check_from: jax.Array  # [B, 6, 64] 0/1: our piece of type T on s would check their king
+
+
+def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
+    """Pieces, attack counts, least attackers and checking squares of ``planes`` [B, 112, 8, 8]."""
+    pieces = planes[:, :12] > 0.5  # [B, 12, 8, 8]
+    o, t = pieces[:, :6], pieces[:, 6:]
+    empty = ~jnp.any(pieces, axis=1, keepdims=True)  # [B, 1, 8, 8]
+    see = params["see_value"]
+
+    # Slider rays, one stacked fill per direction: [oX, oQ, tX, tQ, their king].
+    rook_sets = jnp.stack([o[:, 3], o[:, 4], t[:, 3], t[:, 4], t[:, 5]], axis=1)
+    bishop_sets = jnp.stack([o[:, 2], o[:, 4], t[:, 2], t[:, 4], t[:, 5]], axis=1)
+    rook_rays = [_ray(rook_sets, empty, dr, dc) for dr, dc in _ROOK_DIRS]
+    bishop_rays = [_ray(bishop_sets, empty, dr, dc) for dr, dc in _BISHOP_DIRS]
+
+    def count(masks: list[jax.Array]) -> jax.Array:
+        return sum(m.astype(jnp.float32) for m in masks)
+
+    def side(p: jax.Array, n: jax.Array, k: jax.Array, i: int, pawn_dr: int):
+        """Counts per attacker type for one side; slider rays at stack offset ``i``."""
+        c_p = count([_shift(p, pawn_dr, 1), _shift(p, pawn_dr, -1)])
+        c_n = count([_shift(n, dr, dc) for dr, dc in _KNIGHT_JUMPS])
+        c_k = count([_shift(k, dr, dc) for dr, dc in _KING_STEPS])
+        c_b = count([r[:, i] for r in bishop_rays])
+        c_r = count([r[:, i] for r in rook_rays])
+        c_q = count([r[:, i + 1] for r in bishop_rays + rook_rays])
+        total = c_p + c_n + c_b + c_r + c_q + c_k
+        least = jnp.where(
+            c_p > 0, see[0], jnp.where(
+                c_n > 0, see[1], jnp.where(
+                    c_b > 0, see[2], jnp.where(
+                        c_r > 0, see[3], jnp.where(
+                            c_q > 0, see[4], jnp.where(
+                                c_k > 0, _KING_ATTACKER_VALUE, _NO_ATTACKER))))))
+        return total, least
+
+    our_count, our_min = side(o[:, 0], o[:, 1], o[:, 5], 0, 1)
+    their_count, their_min = side(t[:, 0], t[:, 1], t[:, 5], 2, -1)
+
+    king = t[:, 5]
+    chk_p = _shift(king, -1, 1) | _shift(king, -1, -1)
+    chk_n = jnp.any(jnp.stack([_shift(king, dr, dc) for dr, dc in _KNIGHT_JUMPS]), axis=0)
+    chk_b = jnp.any(jnp.stack([r[:, 4] for r in bishop_rays]), axis=0)
+    chk_r = jnp.any(jnp.stack([r[:, 4] for r in rook_rays]), axis=0)
+    check_from = jnp.stack(
+        [chk_p, chk_n, chk_b, chk_r, chk_b | chk_r, jnp.zeros_like(king)], axis=1)
+
+    def flat(x: jax.Array) -> jax.Array:
+        return x.reshape(*x.shape[:-2], 64).astype(jnp.float32)
+
+    return BoardFeatures(
+        ours=flat(o), theirs=flat(t),
+        our_count=flat(our_count), their_count=flat(their_count),
+        our_min=flat(our_min), their_min=flat(their_min),
+        check_from=flat(check_from),
+    )
+
+
+# --- value ------------------------------------------------------------------------------
+
+def _flip_ranks(table: jax.Array) -> jax.Array:
+    """[..., 64] square table seen from the other side (``sq ^ 56``)."""
+    return table.reshape(*table.shape[:-1], 8, 8)[..., ::-1, :].reshape(*table.shape)
+
+
+def game_phase(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B] middle-game weight in [0, 1] (PeSTO phase / 24, capped)."""
+    counts = feats.ours.sum(-1) + feats.theirs.sum(-1)  # [B, 6]
+    return jnp.minimum(counts @ params["phase_inc"], 24.0) / 24.0
+
+
+def material_cp(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B] tapered material balance (cp) for the side to move (piece values only)."""
+    diff = feats.ours.sum(-1) - feats.theirs.sum(-1)  # [B, 6]
+    mg = diff @ params["mg_value"]
+    eg = diff @ params["eg_value"]
+    w = game_phase(params, feats)
+    return w * mg + (1.0 - w) * eg
+
+
+def _hanging(values: jax.Array, attacked: jax.Array, defended: jax.Array,
+             least_attacker: jax.Array) -> jax.Array:
+    """Static-exchange loss (pawns) of pieces worth ``values`` [..., 64]: the whole piece
+    when attacked and undefended, else what the least attacker gains by trading."""
+    loss = jnp.where(defended > 0, jax.nn.relu(values - least_attacker), values)
+    return jnp.where(attacked > 0, loss, 0.0)
+
+
+def evaluate_cp(params: Params, planes: jax.Array,
+                feats: BoardFeatures | None = None) -> jax.Array:
+    """[B] static evaluation (cp) for the side to move of ``planes`` [B, 112, 8, 8].
+
+    Tapered PeSTO material + PST, tempo, ``threat`` x the best static-exchange gain
+    available to the mover minus ``hang2`` x the second piece of its own en prise,
+    scaled toward 0 as rule50 grows past 20.
+    """
+    if feats is None:
+        feats = board_features(params, planes)
+    w = game_phase(params, feats)[:, None, None]  # [B, 1, 1]
+    table = (w * (params["mg_pst"] + params["mg_value"][:, None])[None]
+             + (1 - w) * (params["eg_pst"] + params["eg_value"][:, None])[None])  # [B, 6, 64]
+    static = (jnp.sum(feats.ours * table, axis=(1, 2))
+              - jnp.sum(feats.theirs * _flip_ranks(table), axis=(1, 2)))
+
+    see = params["see_value"]
+    their_vals = jnp.einsum("btq,t->bq", feats.theirs, see)
+    our_vals = jnp.einsum("btq,t->bq", feats.ours, see)
+    gains = _hanging(their_vals, feats.our_count, feats.their_count, feats.our_min)
+    losses = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
+    second_loss = lax.top_k(losses, 2)[0][:, 1]
+    cp = (static + params["tempo"]
+          + 100.0 * (params["threat"] * gains.max(-1) - params["hang2"] * second_loss))
+
+    rule50 = planes[:, _RULE50_PLANE, 0, 0]
+    shrink = params["rule50_shrink"] * jnp.clip((rule50 - 20.0) / 80.0, 0.0, 1.0)
+    return cp * (1.0 - shrink)
+
+
+def wdl_log_probs(params: Params, cp: jax.Array) -> jax.Array:
+    """[B, 3] log (W, D, L) for centipawns ``cp`` [B] (logistic with a draw margin)."""
+    m, s = params["draw_margin"], params["wdl_scale"]
+    x_win = (cp - m) / s
+    x_loss = (-cp - m) / s
+    draw = jax.nn.sigmoid(-x_win) - jax.nn.sigmoid(x_loss)  # = 1 - W - L > 0
+    return jnp.stack(
+        [jax.nn.log_sigmoid(x_win), jnp.log(jnp.maximum(draw, 1e-7)),
+         jax.nn.log_sigmoid(x_loss)], axis=-1)
+
+
+# --- policy -----------------------------------------------------------------------------
+
+def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B, 1858] heuristic move scores (pawns) in lc0's policy order (mover's frame)."""
+    see = params["see_value"]
+    w = game_phase(params, feats)  # [B]
+    ours = feats.ours
+    our_vals = jnp.einsum("btq,t->bq", ours, see)  # [B, 64]
+    their_vals = jnp.einsum("btq,t->bq", feats.theirs, see)
+    is_pawn, is_king, our_rook = ours[:, 0], ours[:, 5], ours[:, 3]
+
+    # Capture: MVV-LVA (victim at t, mover at f).
+    victim = their_vals[:, None, :]  # [B, 1, 64 t]
+    mover = our_vals[:, :, None]  # [B, 64 f, 1]
+    capture = jnp.where(
+        victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
+
+    # Destination safety: what the moved piece loses there (static exchange). The mover
+    # itself attacked t unless it is a pawn push, so it does not count as a defender.
+    mover_att = 1.0 - is_pawn[:, :, None] * _MOVES["same_file"][None]
+    defenders = feats.our_count[:, None, :] - mover_att
+    loss = _hanging(mover, feats.their_count[:, None, :], defenders,
+                    feats.their_min[:, None, :])
+
+    # Rescue: the piece on f is currently threatened (e.g. by a pawn).
+    threat = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
+
+    # PST gain and checks: contractions over the mover's type.
+    pst = (w[:, None, None] * params["mg_pst"][None]
+           + (1 - w[:, None, None]) * params["eg_pst"][None])  # [B, 6, 64]
+    pst_to = jnp.einsum("btf,btq->bfq", ours, pst)  # [B, 64 f, 64 t]
+    pst_from = jnp.sum(ours * pst, axis=1)  # [B, 64 f]
+    check = jnp.einsum("btf,btq->bfq", ours, feats.check_from)
+
+    castle = is_king[:, :, None] * our_rook[:, None, :]  # king-to-rook
+    king_move = is_king[:, :, None] - castle
+    score = (capture
+             - params["w_loss"] * loss
+             + params["w_rescue"] * threat[:, :, None]
+             + params["w_check"] * check
+             + params["w_pst"] * (pst_to - pst_from[:, :, None])
+             + w[:, None, None] * (params["castle"] * castle - params["king_move"] * king_move))
+    b = score.shape[0]
+    scores = jnp.take(score.reshape(b, 4096), _MOVES["flat"], axis=1)  # [B, 1858]
+
+    # Queen/rook/bishop promotions: the grid scored a pawn move; add the new piece.
+    to = _MOVES["promo_to"]
+    kind = _MOVES["promo_piece"]
+    new_val = see[kind]  # [66]
+    their_count_t = feats.their_count[:, to]
+    defenders_t = feats.our_count[:, to] - (1.0 - _MOVES["promo_push"])
+    pawn_loss = _hanging(see[0], their_count_t, defenders_t, feats.their_min[:, to])
+    new_loss = _hanging(new_val, their_count_t, defenders_t, feats.their_min[:, to])
+    under = jnp.where(kind == 4, 0.0, params["under_promo"])
+    promo_bonus = (new_val - see[0] - under
+                   + params["w_check"] * feats.check_from[:, kind, to]
+                   - params["w_loss"] * (new_loss - pawn_loss))
+    scores = scores.at[:, _MOVES["promo_idx"]].add(promo_bonus)
+
+    # Plain 7th -> 8th rank moves are knight promotions when a pawn makes them.
+    nfrom, nto = _MOVES["npromo_from"], _MOVES["npromo_to"]
+    knight_bonus = is_pawn[:, nfrom] * (
+        see[1] - see[0] - params["under_promo"] + params["w_check"] * feats.check_from[:, 1, nto])
+    return scores.at[:, _MOVES["npromo_idx"]].add(knight_bonus)
+
+
+# --- the model --------------------------------------------------------------------------
+
+def builtin_apply(params: Params, planes: jax.Array) -> ModelOutput:
+    """``planes`` [B, 112, 8, 8] float32 -> ModelOutput(policy_logits [B, 1858],
+    wdl_logits [B, 3] (log-probabilities), moves_left=None). Pure and jittable."""
+    planes = jnp.asarray(planes, jnp.float32)
+    feats = board_features(params, planes)
+    cp = evaluate_cp(params, planes, feats)
+    logits = params["policy_scale"] * policy_scores(params, feats)
+    return ModelOutput(policy_logits=logits, wdl_logits=wdl_log_probs(params, cp),
+                       moves_left=None)
+
+
+def builtin_model() -> Model:
+    """The embedded default evaluator (no weights): ``Model("builtin", builtin_apply, params)``."""
+    return Model(name="builtin", apply=builtin_apply, params=default_params(),
+                 has_moves_left=False)

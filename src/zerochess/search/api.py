@@ -1,0 +1,144 @@
+"""``Searcher``: the library entry point for batched searches on python-chess boards."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Sequence
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zerochess.chess import state as chess_state
+from zerochess.chess.encoding import root_history
+from zerochess.chess.expander import Expander
+from zerochess.neural.model import Model
+from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.loop import (
+    RootInputs,
+    SearchState,
+    init_search,
+    make_host_expand,
+    run_simulations,
+)
+from zerochess.search.results import SearchResult, read_results, summarize
+from zerochess.search.tree import STATUS_CHECKMATE, STATUS_STALEMATE, bytes_per_node
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchBatch:
+    """A batch of searches in progress: the device state and the boards it searches."""
+
+    boards: tuple[chess.Board, ...]
+    state: SearchState
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+
+class NoLegalMovesError(ValueError):
+    """The position to search is already over (checkmate or stalemate)."""
+
+
+class Searcher:
+    """Batched lc0-style MCTS over fixed-size trees.
+
+    Args:
+      model: the network (``zerochess.neural.load_model``).
+      max_nodes: nodes per tree, N (a compile-time shape). A search needs
+        simulations + 1 nodes; past that it stops expanding and reports
+        ``dropped_simulations``.
+      expander: host move generation; default ``Expander()`` (worker processes
+        when the machine has more than one core).
+    """
+
+    def __init__(self, model: Model, max_nodes: int = 1024, expander: Expander | None = None,
+                 num_workers: int | None = None):
+        if max_nodes < 2:
+            raise ValueError(f"max_nodes must be >= 2, got {max_nodes}")
+        self.model = model
+        self.max_nodes = int(max_nodes)
+        self.expander = expander if expander is not None else Expander(num_workers)
+        host_expand = make_host_expand(self.expander)
+        self._init = jax.jit(functools.partial(init_search, model.apply),
+                             static_argnames="num_nodes")
+        self._run = jax.jit(functools.partial(run_simulations, model.apply, host_expand))
+
+    @property
+    def bytes_per_node(self) -> int:
+        return bytes_per_node()
+
+    def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
+             = SearchConfig(), seed: int = 0) -> SearchBatch:
+        """Trees for ``boards`` (with their move history), each holding its evaluated root."""
+        boards = list(boards)
+        if not boards:
+            raise ValueError("no positions to search")
+        if isinstance(configs, SearchConfig):
+            configs = [configs] * len(boards)
+        configs = list(configs)
+        if len(configs) != len(boards):
+            raise ValueError(f"{len(configs)} configs for {len(boards)} positions")
+        positions, hists = [], []
+        for i, board in enumerate(boards):
+            outcome = board.outcome(claim_draw=False)
+            if outcome is not None and not any(board.generate_legal_moves()):
+                raise NoLegalMovesError(
+                    f"position {i} has no legal moves ({outcome.termination.name.lower()}): "
+                    f"{board.fen()}")
+            positions.append(chess_state.from_board(board))
+            hists.append(root_history(board))
+        position = chess_state.stack(positions)
+        exp = self.expander(position, np.full(len(boards), -1, np.int16))
+        status = exp.status.copy()
+        status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
+        root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
+                              zip(hists, positions, strict=True)], np.int8)
+        keys = jax.vmap(lambda s: jax.random.key_data(jax.random.PRNGKey(s)))(
+            jnp.asarray(np.uint32([seed]) + np.arange(len(boards), dtype=np.uint32)))
+        roots = RootInputs(
+            position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
+            legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
+            status=jnp.asarray(status),
+            hist_boards=jnp.asarray(np.stack([h[0] for h in hists])),
+            hist_repeated=jnp.asarray(np.stack([h[1] for h in hists])),
+            hist_keys=jnp.asarray(np.stack([h[2] for h in hists])),
+            hist_len=jnp.asarray(np.array([h[3] for h in hists], np.int32)),
+            root_repetitions=jnp.asarray(root_reps),
+            rng_key=jnp.asarray(keys, jnp.uint32),
+        )
+        state = self._init(self.model.params, stack_configs(configs), roots,
+                           num_nodes=self.max_nodes)
+        return SearchBatch(tuple(b.copy() for b in boards), state)
+
+    def run(self, batch: SearchBatch, num_simulations: int) -> SearchBatch:
+        """Continue every tree for ``num_simulations`` more simulations (resumable)."""
+        if num_simulations < 0:
+            raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
+        state = self._run(self.model.params, batch.state, jnp.int32(num_simulations))
+        return dataclasses.replace(batch, state=state)
+
+    def results(self, batch: SearchBatch) -> list[SearchResult]:
+        """Per-position results (host numpy); can be read between ``run`` calls."""
+        state = batch.state
+        summary = jax.device_get(summarize(state.tree, state.params.draw_score))
+        return read_results(list(batch.boards), summary, np.asarray(state.root_policy),
+                            np.asarray(state.params.draw_score))
+
+    def search(self, boards: Sequence[chess.Board],
+               configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
+               num_simulations: int = 800, seed: int = 0) -> list[SearchResult]:
+        """init + run + results in one call."""
+        return self.results(self.run(self.init(boards, configs, seed), num_simulations))
+
+
+def _root_repetitions(keys: np.ndarray, num_keys: int,
+                      position: chess_state.PositionArrays) -> int:
+    """How often the root position occurred before in the game (capped at 2)."""
+    key = chess_state.position_hash(np, position.board, position.turn, position.castling,
+                                    position.ep)
+    limit = min(int(num_keys), int(position.rule50))
+    hits = sum(1 for j in range(1, limit + 1) if j % 2 == 0 and np.all(keys[j - 1] == key))
+    return min(hits, 2)

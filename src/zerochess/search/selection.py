@@ -1,0 +1,117 @@
+"""Child selection for one tree (vmapped over the batch by the search loop).
+
+Three rules share one entry point, ``select_child``:
+- lc0 PUCT (cpuct growing with visits, FPU reduction/absolute, draw score);
+- search-contempt: at opponent nodes (odd depth; the root's children are depth 1)
+  whose visit distribution has been frozen, a child is sampled in proportion to
+  the frozen counts instead (freezing itself happens in the backup);
+- AlphaZero/mctx (``mctx.muzero_policy``'s PUCT with
+  ``qtransform_by_parent_and_siblings``), for exact comparisons with mctx.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from zerochess.search.config import SELECTION_ALPHAZERO, SearchParams
+from zerochess.search.tree import Tree
+
+_NEG_INF = -jnp.inf
+
+
+def contempt_uniform(key: chex.Array, simulation: chex.Array, depth: chex.Array) -> chex.Array:
+    """The uniform draw used to sample a frozen node at ``depth`` in ``simulation``.
+
+    A pure function of the tree's key, so a reference implementation can replay it.
+    """
+    k = jax.random.fold_in(jax.random.fold_in(jax.random.wrap_key_data(key), simulation), depth)
+    return jax.random.uniform(k, (), jnp.float32)
+
+
+def sample_frozen(frozen: chex.Array, u: chex.Array) -> chex.Array:
+    """Slot sampled with probability frozen[a] / sum(frozen): first a with cum[a] > u * total."""
+    cum = jnp.cumsum(frozen)  # [K]
+    target = u * cum[-1].astype(jnp.float32)
+    return jnp.argmax(cum.astype(jnp.float32) > target).astype(jnp.int32)
+
+
+class ChildStats:
+    """Per-slot statistics of a node's children. All arrays [K]."""
+
+    def __init__(self, tree: Tree, node: chex.Array):
+        children = tree.edge_child[node]
+        safe = jnp.maximum(children, 0)
+        exists = children >= 0
+        self.valid = jnp.arange(children.shape[0]) < tree.num_legal[node]
+        self.visits = jnp.where(exists, tree.visits[safe], 0)
+        n = jnp.maximum(self.visits, 1).astype(jnp.float32)
+        self.wl = jnp.where(self.visits > 0, tree.wl_sum[safe] / n, 0.0)
+        self.d = jnp.where(self.visits > 0, tree.d_sum[safe] / n, 0.0)
+        self.prior = tree.edge_prior[node]
+
+
+def _lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                     stats: ChildStats) -> chex.Array:
+    is_root = node == 0
+    n_parent = tree.visits[node].astype(jnp.float32)
+    c_init = jnp.where(is_root, params.cpuct_root, params.cpuct)
+    c_base = jnp.where(is_root, params.cpuct_base_root, params.cpuct_base)
+    c_factor = jnp.where(is_root, params.cpuct_factor_root, params.cpuct_factor)
+    cpuct = c_init + c_factor * jnp.log((n_parent + c_base) / c_base)
+    puct_mult = cpuct * jnp.sqrt(jnp.maximum(n_parent - 1.0, 1.0))
+    u = puct_mult * stats.prior / (1.0 + stats.visits.astype(jnp.float32))
+    # draw score from the chooser's side: +draw_score for the root player, - for the opponent
+    ds = jnp.where(depth % 2 == 0, params.draw_score, -params.draw_score)
+    q = stats.wl + ds * stats.d
+    node_n = jnp.maximum(n_parent, 1.0)
+    parent_q = -tree.wl_sum[node] / node_n + ds * tree.d_sum[node] / node_n
+    visited_policy = jnp.sum(jnp.where(stats.visits > 0, stats.prior, 0.0))
+    fpu_value = jnp.where(is_root, params.fpu_value_root, params.fpu_value)
+    fpu_absolute = jnp.where(is_root, params.fpu_absolute_root, params.fpu_absolute)
+    fpu = jnp.where(fpu_absolute, fpu_value, parent_q - fpu_value * jnp.sqrt(visited_policy))
+    return jnp.where(stats.visits > 0, q, fpu) + u
+
+
+def _alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array,
+                      stats: ChildStats) -> chex.Array:
+    """mctx.muzero_action_selection with qtransform_by_parent_and_siblings (no tie noise)."""
+    node_visit = tree.visits[node].astype(jnp.float32)
+    pb_c = params.pb_c_init + jnp.log((node_visit + params.pb_c_base + 1.0) / params.pb_c_base)
+    policy_score = jnp.sqrt(node_visit) * pb_c * stats.prior / (stats.visits + 1.0)
+    node_value = -tree.wl_sum[node] / jnp.maximum(node_visit, 1.0)  # node's side to move
+    visited = stats.visits > 0
+    qvalues = stats.wl
+    safe_q = jnp.where(visited & stats.valid, qvalues, node_value)
+    min_value = jnp.minimum(node_value, jnp.min(safe_q))
+    max_value = jnp.maximum(node_value, jnp.max(safe_q))
+    completed = jnp.where(visited, qvalues, min_value)
+    normalized = (completed - min_value) / jnp.maximum(max_value - min_value, 1e-8)
+    return normalized + policy_score
+
+
+def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                 u: chex.Array) -> chex.Array:
+    """The edge slot to follow from ``node`` of one tree.
+
+    Args:
+      tree: one (unbatched) tree.
+      params: that tree's hyperparameters (scalars).
+      node: scalar node index; must be expanded (num_legal > 0).
+      depth: scalar depth of ``node`` (root 0).
+      u: scalar uniform draw, used only at frozen search-contempt nodes.
+
+    Returns:
+      int32 scalar slot in [0, num_legal).
+    """
+    stats = ChildStats(tree, node)
+    scores = jax.lax.cond(
+        params.selection == SELECTION_ALPHAZERO,
+        lambda: _alphazero_scores(tree, params, node, stats),
+        lambda: _lc0_puct_scores(tree, params, node, depth, stats),
+    )
+    puct_slot = jnp.argmax(jnp.where(stats.valid, scores, _NEG_INF)).astype(jnp.int32)
+    frozen = tree.frozen[node]
+    is_frozen = (depth % 2 == 1) & (jnp.sum(frozen) > 0)
+    return jnp.where(is_frozen, sample_frozen(frozen, u), puct_slot)

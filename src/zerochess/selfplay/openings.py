@@ -1,0 +1,166 @@
+"""Start positions: standard start, FEN/EPD lists, polyglot books, odds chess."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import numpy as np
+
+from zerochess.selfplay.config import GameConfigError, OpeningSpec
+from zerochess.selfplay.seeding import derive_seed
+
+ODDS_SQUARES = {  # the piece removed for odds chess: the queen, the queen's rook / knight
+    "queen": {chess.WHITE: chess.D1, chess.BLACK: chess.D8},
+    "rook": {chess.WHITE: chess.A1, chess.BLACK: chess.A8},
+    "knight": {chess.WHITE: chess.B1, chess.BLACK: chess.B8},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Opening:
+    """A start position (FEN) plus opening moves (UCI) that are played before the engines."""
+
+    name: str
+    fen: str = chess.STARTING_FEN
+    moves: tuple[str, ...] = ()
+
+    def board(self) -> chess.Board:
+        """The position after the opening moves, with them on the move stack."""
+        board = chess.Board() if self.fen == chess.STARTING_FEN else chess.Board(self.fen)
+        for uci in self.moves:
+            board.push_uci(uci)
+        return board
+
+    def start_board(self) -> chess.Board:
+        return chess.Board() if self.fen == chess.STARTING_FEN else chess.Board(self.fen)
+
+
+def odds_board(piece: str, side: chess.Color) -> chess.Board:
+    """The standard start with ``side``'s queen / queen's rook / queen's knight removed."""
+    if piece not in ODDS_SQUARES:
+        raise GameConfigError(f"odds piece must be one of {', '.join(ODDS_SQUARES)}")
+    board = chess.Board()
+    board.remove_piece_at(ODDS_SQUARES[piece][side])
+    board.castling_rights = board.clean_castling_rights()
+    return board
+
+
+def read_fen_lines(path: str | Path) -> list[str]:
+    """FENs, one per line (blank lines and ``#`` comments skipped)."""
+    out = []
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            out.append(chess.Board(line).fen())
+        except ValueError as e:
+            raise GameConfigError(f"{path}:{i}: bad FEN: {e}") from None
+    return out
+
+
+def read_epd_lines(path: str | Path) -> list[tuple[str, str]]:
+    """``(fen, name)`` per EPD line; the name is the ``id`` opcode when present."""
+    out = []
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            board, ops = chess.Board.from_epd(line)
+        except ValueError as e:
+            raise GameConfigError(f"{path}:{i}: bad EPD: {e}") from None
+        name = ops.get("id")
+        out.append((board.fen(), str(name) if name else f"epd{i}"))
+    return out
+
+
+def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None = None,
+              ) -> list[str]:
+    """Up to ``plies`` moves drawn from a polyglot book, weighted by entry weight, seeded."""
+    board = (start or chess.Board()).copy()
+    rng = np.random.default_rng(seed)
+    moves: list[str] = []
+    with chess.polyglot.open_reader(str(path)) as reader:
+        for _ in range(plies):
+            entries = list(reader.find_all(board))
+            if not entries:
+                break
+            weights = np.array([e.weight for e in entries], dtype=np.float64)
+            pick = entries[int(rng.choice(len(entries), p=weights / weights.sum()))]
+            moves.append(pick.move.uci())
+            board.push(pick.move)
+    return moves
+
+
+def write_polyglot_book(path: str | Path,
+                        entries: Iterable[tuple[chess.Board, chess.Move, int]]) -> None:
+    """Write a polyglot book from ``(position, move, weight)`` triples (for tests and tools)."""
+    rows = []
+    for board, move, weight in entries:
+        key = chess.polyglot.zobrist_hash(board)
+        frm, to = move.from_square, move.to_square
+        if board.is_castling(move):  # polyglot encodes castling king-to-rook (e1h1)
+            to = chess.square(7 if chess.square_file(to) > chess.square_file(frm) else 0,
+                              chess.square_rank(frm))
+        promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3,
+                 chess.QUEEN: 4}[move.promotion]
+        raw = (chess.square_file(to) | chess.square_rank(to) << 3 |
+               chess.square_file(frm) << 6 | chess.square_rank(frm) << 9 | promo << 12)
+        rows.append((key, raw, weight))
+    rows.sort()
+    with open(path, "wb") as f:
+        for key, raw, weight in rows:
+            f.write(struct.pack(">QHHI", key, raw, weight, 0))
+
+
+def build_openings(spec: OpeningSpec, count: int, seed: int,
+                   odds_sides: Sequence[chess.Color] | None = None) -> list[Opening]:
+    """``count`` openings for ``spec``: opening ``k`` depends only on (spec, seed, k).
+
+    Lists (FEN/EPD) are cycled in file order (a seeded permutation if ``shuffle``);
+    books draw a fresh line per opening; odds use ``odds_sides[k]`` (default
+    ``spec.side`` when it is a colour).
+    """
+    if spec.type == "startpos":
+        return [Opening("startpos") for _ in range(count)]
+    if spec.type == "odds":
+        out = []
+        for k in range(count):
+            if odds_sides is not None:
+                side = odds_sides[k]
+            elif spec.side in ("white", "black"):
+                side = chess.WHITE if spec.side == "white" else chess.BLACK
+            else:
+                raise GameConfigError(f"openings.side {spec.side!r} needs a match")
+            name = f"{spec.piece}-odds-{'white' if side else 'black'}"
+            out.append(Opening(name, odds_board(spec.piece, side).fen()))
+        return out
+    if spec.type == "book":
+        return [Opening(f"book{k}", moves=tuple(
+            book_line(spec.file, spec.book_plies, derive_seed(seed, k, 0xB00C))))
+                for k in range(count)]
+    if spec.type == "fens":
+        fens = []
+        for f in spec.fens:
+            try:
+                fens.append(chess.Board(f).fen())
+            except ValueError as e:
+                raise GameConfigError(f"openings.fens: bad FEN {f!r}: {e}") from None
+        if spec.file:
+            fens += read_fen_lines(spec.file)
+        items = [(f, f"fen{i + 1}") for i, f in enumerate(fens)]
+    else:  # epd
+        items = read_epd_lines(spec.file)
+    if not items:
+        raise GameConfigError(f"openings: no positions in {spec.file or 'fens'}")
+    order = np.arange(len(items))
+    if spec.shuffle:
+        order = np.random.default_rng(derive_seed(seed, 0x5EED)).permutation(len(items))
+    return [Opening(items[order[k % len(items)]][1], items[order[k % len(items)]][0])
+            for k in range(count)]
