@@ -169,7 +169,10 @@ class Expander:
         used = len(bounds) - 1
         for w in range(used):
             a, b = int(bounds[w]), int(bounds[w + 1])
-            self._conns[w].send((tuple(f[a:b] for f in fields), move_index[a:b]))
+            try:
+                self._conns[w].send((tuple(f[a:b] for f in fields), move_index[a:b]))
+            except OSError as exc:  # broken pipe: the worker is gone
+                self._raise_dead(w, exc)
         parts = []
         for w in range(used):
             conn, proc = self._conns[w], self._procs[w]
@@ -179,11 +182,13 @@ class Expander:
                     raise EOFError
                 parts.append(conn.recv())
             except (EOFError, OSError) as exc:
-                proc.join(timeout=1.0)
-                raise RuntimeError(
-                    f"expander worker {proc.name} died (exit code {proc.exitcode})"
-                ) from exc
+                self._raise_dead(w, exc)
         return parts
+
+    def _raise_dead(self, w: int, exc: BaseException) -> None:
+        proc = self._procs[w]
+        proc.join(timeout=1.0)
+        raise RuntimeError(f"expander worker {proc.name} died (exit code {proc.exitcode})") from exc
 
     def close(self) -> None:
         """Stop the worker processes (idempotent)."""

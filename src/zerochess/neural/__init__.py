@@ -1,0 +1,41 @@
+"""Networks: the :class:`Model` interface, lc0-style SE-ResNets and lc0 weight loading."""
+
+from __future__ import annotations
+
+import re
+
+from zerochess.neural.lc0_weights import load_lc0
+from zerochess.neural.model import Model, ModelOutput
+from zerochess.neural.resnet import make_resnet
+
+__all__ = ["Model", "ModelOutput", "load_lc0", "load_model", "make_resnet"]
+
+_RESNET_SPEC = re.compile(r"resnet:(\d+)x(\d+)(?::(-?\d+))?")
+
+
+def load_model(spec: str) -> Model:
+    """A model from a spec string.
+
+    - ``"builtin"``: the package's built-in network (``zerochess.neural.builtin``).
+    - ``"resnet:BxF"`` / ``"resnet:BxF:seed"``: a randomly initialised SE-ResNet with B
+      blocks and F filters (seed 0 by default).
+    - a path ending in ``.pb.gz`` or ``.pb``: an lc0 network file (:func:`load_lc0`).
+
+    Raises:
+      ValueError: an unknown spec, or an unsupported lc0 file.
+    """
+    spec = spec.strip()
+    if spec == "builtin":
+        from zerochess.neural.builtin import builtin_model
+
+        return builtin_model if isinstance(builtin_model, Model) else builtin_model()
+    match = _RESNET_SPEC.fullmatch(spec)
+    if match:
+        blocks, filters, seed = match.groups()
+        return make_resnet(int(blocks), int(filters), int(seed or 0))
+    if spec.endswith((".pb.gz", ".pb")):
+        return load_lc0(spec)
+    raise ValueError(
+        f"unknown model spec {spec!r}: expected 'builtin', 'resnet:BxF', 'resnet:BxF:seed' "
+        "or a path to an lc0 network file ending in .pb.gz or .pb"
+    )

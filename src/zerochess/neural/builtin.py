@@ -274,23 +274,52 @@ def default_params() -> Params:
     return {k: jnp.asarray(v, jnp.float32) for k, v in p.items()}
 
 
-# --- bitboard geometry on [..., 8, 8] boolean boards ------------------------------------
+# --- bitboard geometry on row-packed uint8 boards --------------------------------------
+# A board set is [..., 8] uint8: byte r = rank r (mover's frame), bit c = file c. File
+# shifts are byte shifts (bits fall off, nothing wraps), rank shifts pad the last axis.
+
+_BITS = np.arange(8, dtype=np.uint8)
+
+
+def _pack(x: jax.Array) -> jax.Array:
+    """[..., 8, 8] bool -> [..., 8] uint8 rows."""
+    return jnp.sum(x.astype(jnp.uint8) << _BITS, axis=-1, dtype=jnp.uint8)
+
+
+def _unpack(x: jax.Array) -> jax.Array:
+    """[..., 8] uint8 rows -> [..., 64] float32 0/1 (square = 8 * rank + file)."""
+    bits = (x[..., None] >> _BITS) & jnp.uint8(1)
+    return bits.reshape(*x.shape[:-1], 64).astype(jnp.float32)
+
 
 def _shift(x: jax.Array, dr: int, dc: int) -> jax.Array:
-    """``out[..., r, c] = x[..., r - dr, c - dc]`` (zero/False shifted in, nothing wraps)."""
-    cfg = [(0, 0, 0)] * (x.ndim - 2) + [(dr, -dr, 0), (dc, -dc, 0)]
-    return lax.pad(x, jnp.zeros((), x.dtype), cfg)
+    """Move every bit of ``x`` [..., 8] by ``dr`` ranks and ``dc`` files (off-board bits drop)."""
+    if dc > 0:
+        x = x << jnp.uint8(dc)
+    elif dc < 0:
+        x = x >> jnp.uint8(-dc)
+    if dr:
+        cfg = [(0, 0, 0)] * (x.ndim - 1) + [(dr, -dr, 0)]
+        x = lax.pad(x, jnp.zeros((), x.dtype), cfg)
+    return x
 
 
 def _ray(sets: jax.Array, empty: jax.Array, dr: int, dc: int) -> jax.Array:
-    """Squares reached from ``sets`` [..., k, 8, 8] stepping (dr, dc) until the first
-    occupied square (included); ``empty`` [..., 1, 8, 8]."""
+    """Squares reached from ``sets`` [..., 8] stepping (dr, dc) up to and including the
+    first occupied square; ``empty`` broadcasts against ``sets``."""
     a = _shift(sets, dr, dc)
     acc = a
     for _ in range(6):
         a = _shift(a & empty, dr, dc)
         acc = acc | a
     return acc
+
+
+def _any(masks: list[jax.Array]) -> jax.Array:
+    out = masks[0]
+    for m in masks[1:]:
+        out = out | m
+    return out
 
 
 class BoardFeatures(NamedTuple):
@@ -308,8 +337,9 @@ class BoardFeatures(NamedTuple):
 def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
     """Pieces, attack counts, least attackers and checking squares of ``planes`` [B, 112, 8, 8]."""
     pieces = planes[:, :12] > 0.5  # [B, 12, 8, 8]
-    o, t = pieces[:, :6], pieces[:, 6:]
-    empty = ~jnp.any(pieces, axis=1, keepdims=True)  # [B, 1, 8, 8]
+    bb = _pack(pieces)  # [B, 12, 8]
+    o, t = bb[:, :6], bb[:, 6:]
+    empty = ~_any([bb[:, i] for i in range(12)])[:, None]  # [B, 1, 8]
     see = params["see_value"]
 
     # Slider rays, one stacked fill per direction: [oX, oQ, tX, tQ, their king].
@@ -318,46 +348,44 @@ def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
     rook_rays = [_ray(rook_sets, empty, dr, dc) for dr, dc in _ROOK_DIRS]
     bishop_rays = [_ray(bishop_sets, empty, dr, dc) for dr, dc in _BISHOP_DIRS]
 
-    def count(masks: list[jax.Array]) -> jax.Array:
-        return sum(m.astype(jnp.float32) for m in masks)
-
     def side(p: jax.Array, n: jax.Array, k: jax.Array, i: int, pawn_dr: int):
-        """Counts per attacker type for one side; slider rays at stack offset ``i``."""
-        c_p = count([_shift(p, pawn_dr, 1), _shift(p, pawn_dr, -1)])
-        c_n = count([_shift(n, dr, dc) for dr, dc in _KNIGHT_JUMPS])
-        c_k = count([_shift(k, dr, dc) for dr, dc in _KING_STEPS])
-        c_b = count([r[:, i] for r in bishop_rays])
-        c_r = count([r[:, i] for r in rook_rays])
-        c_q = count([r[:, i + 1] for r in bishop_rays + rook_rays])
-        total = c_p + c_n + c_b + c_r + c_q + c_k
-        least = jnp.where(
-            c_p > 0, see[0], jnp.where(
-                c_n > 0, see[1], jnp.where(
-                    c_b > 0, see[2], jnp.where(
-                        c_r > 0, see[3], jnp.where(
-                            c_q > 0, see[4], jnp.where(
-                                c_k > 0, _KING_ATTACKER_VALUE, _NO_ATTACKER))))))
+        """(attacker count, least attacker value) [B, 64] of one side; rays at offset ``i``.
+
+        Each mask attacks a square at most once: a pawn/knight jump direction, the king,
+        or the first piece along a ray (rook and queen fills stop at the same blocker).
+        """
+        pawn = [_shift(p, pawn_dr, 1), _shift(p, pawn_dr, -1)]
+        knight = [_shift(n, dr, dc) for dr, dc in _KNIGHT_JUMPS]
+        king = _any([_shift(k, dr, dc) for dr, dc in _KING_STEPS])
+        rook_dir = [r[:, i] | r[:, i + 1] for r in rook_rays]
+        bishop_dir = [r[:, i] | r[:, i + 1] for r in bishop_rays]
+        masks = jnp.stack(pawn + knight + [king] + rook_dir + bishop_dir, axis=1)  # [B, 19, 8]
+        total = _unpack(masks).sum(axis=1)
+        by_type = _unpack(jnp.stack([
+            _any(pawn), _any(knight), _any([r[:, i] for r in bishop_rays]),
+            _any([r[:, i] for r in rook_rays]),
+            _any([r[:, i + 1] for r in rook_rays + bishop_rays]), king], axis=1))  # [B, 6, 64]
+        values = jnp.concatenate([see[:5], jnp.full((1,), _KING_ATTACKER_VALUE)])
+        least = jnp.min(jnp.where(by_type > 0, values[None, :, None], _NO_ATTACKER), axis=1)
         return total, least
 
     our_count, our_min = side(o[:, 0], o[:, 1], o[:, 5], 0, 1)
     their_count, their_min = side(t[:, 0], t[:, 1], t[:, 5], 2, -1)
 
     king = t[:, 5]
-    chk_p = _shift(king, -1, 1) | _shift(king, -1, -1)
-    chk_n = jnp.any(jnp.stack([_shift(king, dr, dc) for dr, dc in _KNIGHT_JUMPS]), axis=0)
-    chk_b = jnp.any(jnp.stack([r[:, 4] for r in bishop_rays]), axis=0)
-    chk_r = jnp.any(jnp.stack([r[:, 4] for r in rook_rays]), axis=0)
-    check_from = jnp.stack(
-        [chk_p, chk_n, chk_b, chk_r, chk_b | chk_r, jnp.zeros_like(king)], axis=1)
+    chk_b = _any([r[:, 4] for r in bishop_rays])
+    chk_r = _any([r[:, 4] for r in rook_rays])
+    check_from = _unpack(jnp.stack([
+        _shift(king, -1, 1) | _shift(king, -1, -1),
+        _any([_shift(king, dr, dc) for dr, dc in _KNIGHT_JUMPS]),
+        chk_b, chk_r, chk_b | chk_r, jnp.zeros_like(king)], axis=1))
 
-    def flat(x: jax.Array) -> jax.Array:
-        return x.reshape(*x.shape[:-2], 64).astype(jnp.float32)
-
+    flat = planes[:, :12].reshape(-1, 12, 64)
     return BoardFeatures(
-        ours=flat(o), theirs=flat(t),
-        our_count=flat(our_count), their_count=flat(their_count),
-        our_min=flat(our_min), their_min=flat(their_min),
-        check_from=flat(check_from),
+        ours=flat[:, :6], theirs=flat[:, 6:],
+        our_count=our_count, their_count=their_count,
+        our_min=our_min, their_min=their_min,
+        check_from=check_from,
     )
 
 

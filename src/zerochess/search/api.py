@@ -96,8 +96,7 @@ class Searcher:
         status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
         root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
                               zip(hists, positions, strict=True)], np.int8)
-        keys = jax.vmap(lambda s: jax.random.key_data(jax.random.PRNGKey(s)))(
-            jnp.asarray(np.uint32([seed]) + np.arange(len(boards), dtype=np.uint32)))
+        keys = np.stack([tree_key(seed, i) for i in range(len(boards))])
         roots = RootInputs(
             position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
             legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
@@ -132,6 +131,15 @@ class Searcher:
                num_simulations: int = 800, seed: int = 0) -> list[SearchResult]:
         """init + run + results in one call."""
         return self.results(self.run(self.init(boards, configs, seed), num_simulations))
+
+
+def tree_key(seed: int, index: int) -> np.ndarray:
+    """The raw PRNG key (uint32 [2]) of tree ``index`` in a batch searched with ``seed``:
+    every random choice of that tree (noise, search-contempt draws) flows from it."""
+    if not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    base = jax.random.PRNGKey(seed)
+    return np.asarray(jax.random.key_data(jax.random.fold_in(base, index)), np.uint32)
 
 
 def _root_repetitions(keys: np.ndarray, num_keys: int,

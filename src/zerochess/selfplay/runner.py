@@ -1,0 +1,356 @@
+"""The batched game loop: many games advance together, one batched search per ply.
+
+Each batch slot holds one live game; every step searches the position of every
+live game whose side to move is a zerochess player (each tree with its own
+``SearchConfig``, fresh tree every move: search-contempt trees are asymmetric),
+picks a move per game with that player's temperature schedule, and pushes it.
+Finished games are written at once and free their slot for the next queued game.
+The batch shape is fixed for a run (idle slots are padded with a copy of a live
+position and ignored), with an optional step down to smaller compiled batch sizes
+when the queue is empty so that the tail of a run keeps its throughput.
+
+Determinism: the search seed and the move-choice generator of a move derive from
+(run seed, game index, ply) only, so a game does not depend on which slot it ran
+in, on the batch size, or on which other games were running (and a resumed run
+replays exactly the games an uninterrupted one would have played), given a
+searcher whose per-tree results depend only on that tree's position, config and seed.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import chess
+import numpy as np
+
+from zerochess.selfplay._api import Searcher, SearchResult
+from zerochess.selfplay.config import PlayerSpec
+from zerochess.selfplay.openings import Opening
+from zerochess.selfplay.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
+from zerochess.selfplay.seeding import move_rng, search_seed
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+    """One game to play: who has which colour, from where, with which seed."""
+
+    index: int
+    white: str  # key into the players mapping
+    black: str
+    opening: Opening
+    seed: int
+    tags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class RunStats:
+    """Throughput of a run: one entry per batched search step."""
+
+    games: int = 0
+    positions: int = 0  # live positions searched (padding excluded)
+    nodes: int = 0  # simulations spent on them
+    seconds: float = 0.0
+    compile_seconds: float = 0.0  # the first step of each batch size (jit compile)
+    # (time since start, positions, nodes, wall seconds of the step, compiled this step)
+    steps: list[tuple[float, int, int, float, bool]] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        """Rates overall and in the first / last 10% of the run's time.
+
+        Head/tail rates use the wall time of the steps in the window (search plus host
+        work); the steps that compiled a batch size are left out.
+        """
+        out: dict[str, float] = {
+            "games": self.games, "positions": self.positions, "nodes": self.nodes,
+            "seconds": round(self.seconds, 2), "compile_seconds": round(self.compile_seconds, 2),
+        }
+        run_s = max(self.seconds, 1e-9)
+        out["positions_per_s"] = self.positions / run_s
+        out["nodes_per_s"] = self.nodes / run_s
+        out["games_per_hour"] = self.games / run_s * 3600
+        steps = [st for st in self.steps if not st[4]]  # drop compile steps
+        if len(steps) >= 10:
+            t = np.array([st[0] for st in steps])
+            pos = np.array([st[1] for st in steps], dtype=float)
+            nodes = np.array([st[2] for st in steps], dtype=float)
+            secs = np.array([st[3] for st in steps], dtype=float)
+            t0, t1 = t[0], t[-1]
+            head = t <= t0 + 0.1 * (t1 - t0)
+            tail = t >= t1 - 0.1 * (t1 - t0)
+            for name, mask in (("head", head), ("tail", tail)):
+                s = secs[mask].sum()
+                out[f"{name}_positions_per_s"] = pos[mask].sum() / s if s else math.nan
+                out[f"{name}_nodes_per_s"] = nodes[mask].sum() / s if s else math.nan
+            out["tail_over_head"] = out["tail_nodes_per_s"] / out["head_nodes_per_s"]
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+class _Live:
+    """A game in a batch slot."""
+
+    def __init__(self, spec: GameSpec) -> None:
+        self.spec = spec
+        self.board = spec.opening.board()
+        self.start = spec.opening.start_board()
+        self.moves = [m.uci() for m in self.board.move_stack]
+        self.stats: list[MoveStat] = [MoveStat("book") for _ in self.moves]
+        self.result: str | None = None
+        self.termination: str | None = None
+
+    def mover(self) -> str:
+        return self.spec.white if self.board.turn == chess.WHITE else self.spec.black
+
+    def push(self, move: chess.Move, stat: MoveStat) -> None:
+        self.board.push(move)
+        self.moves.append(move.uci())
+        self.stats.append(stat)
+
+    def check_end(self, max_plies: int | None) -> bool:
+        outcome = self.board.outcome(claim_draw=True)
+        if outcome is not None:
+            self.result = outcome.result()
+            self.termination = outcome.termination.name.lower()
+        elif max_plies is not None and len(self.moves) >= max_plies:
+            self.result, self.termination = "1/2-1/2", MOVE_CAP
+        return self.result is not None
+
+    def record(self, max_plies: int | None) -> GameRecord:
+        assert self.result is not None and self.termination is not None
+        return GameRecord(
+            index=self.spec.index, seed=self.spec.seed,
+            white=self.spec.white, black=self.spec.black,
+            opening=self.spec.opening.name, start_fen=self.start.fen(),
+            moves=list(self.moves), stats=list(self.stats), result=self.result,
+            termination=self.termination, final_fen=self.board.fen(),
+            tags=dict(self.spec.tags), max_plies=max_plies)
+
+
+def search_stat(res: SearchResult, move: chess.Move, temperature: float,
+                pv_len: int = 4) -> MoveStat:
+    """The PGN comment numbers of a searched move."""
+    visits = np.asarray(res.visits, dtype=np.float64)
+    total = visits.sum()
+    moves = list(res.moves)
+    best = res.best_move
+    share = lambda m: float(visits[moves.index(m)] / total) if total and m in moves else math.nan  # noqa: E731
+    wdl = tuple(float(x) for x in np.asarray(res.root_wdl)[:3])
+    return MoveStat(
+        source="search", nodes=int(res.root_visits), q=float(res.root_q),
+        wdl=wdl,  # type: ignore[arg-type]
+        best=best.uci(), best_share=share(best), played_share=share(move),
+        temperature=float(temperature), pv=tuple(m.uci() for m in list(res.pv)[:pv_len]))
+
+
+_SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+
+def get_searcher(model: Any, max_nodes: int) -> Any:
+    """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
+    key = (id(model), max_nodes)
+    if key not in _SEARCHERS:
+        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes))
+    return _SEARCHERS[key][1]
+
+
+class SearchBackend:
+    """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
+
+    def __init__(self, model: Any, batch_size: int, max_nodes: int,
+                 shrink_tail: bool = True, min_batch: int = 8) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.max_nodes = max_nodes
+        self.searcher = get_searcher(model, max_nodes)
+        sizes = [batch_size]
+        while shrink_tail and sizes[-1] // 2 >= min_batch:
+            sizes.append(sizes[-1] // 2)
+        self.sizes = sizes
+        self.compiled: set[int] = set()
+
+    def size_for(self, live: int, queue_empty: bool) -> int:
+        """The batch size to use for ``live`` searching games."""
+        if not queue_empty:
+            return self.batch_size
+        fits = [s for s in self.sizes if s >= live]
+        return min(fits) if fits else self.batch_size
+
+    def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
+               nodes: Sequence[int], seeds: Sequence[int], size: int) -> list[SearchResult]:
+        """Search every board with its config / node count / seed, padded to ``size``."""
+        n = len(boards)
+        pad = size - n
+        boards = list(boards) + [boards[0]] * pad
+        configs = list(configs) + [configs[0]] * pad
+        seeds = list(seeds) + [0] * pad
+        levels = sorted(set(nodes))
+        state = self.searcher.init(boards, configs, seed=seeds)
+        out: list[SearchResult | None] = [None] * n
+        done = 0
+        for level in levels:
+            state = self.searcher.run(state, num_simulations=level - done)
+            done = level
+            results = self.searcher.results(state)
+            for i in range(n):
+                if nodes[i] == level:
+                    out[i] = results[i]
+        self.compiled.add(size)
+        return out  # type: ignore[return-value]
+
+
+class _Progress:
+    """A rich progress bar: games done, nodes/s, ETA (no-op when disabled)."""
+
+    def __init__(self, total: int, done: int, description: str, enabled: bool) -> None:
+        self.enabled = enabled
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("games"), TextColumn("{task.fields[nps]:>8} nodes/s"),
+            TextColumn("{task.fields[pps]:>6} pos/s"), TextColumn("ETA"),
+            TimeRemainingColumn(), TimeElapsedColumn(),
+            console=Console(file=sys.stderr), transient=False)
+        self.task = self.progress.add_task(description, total=total, completed=done,
+                                           nps="-", pps="-")
+        self.progress.start()
+
+    def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
+        if self.enabled:
+            self.progress.update(self.task, advance=games, nps=f"{nodes_per_s:,.0f}",
+                                 pps=f"{positions_per_s:,.1f}")
+
+    def close(self) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+
+def play_games(
+    specs: Sequence[GameSpec],
+    players: Mapping[str, PlayerSpec],
+    model: Any,
+    *,
+    batch_size: int = 64,
+    max_plies: int | None = None,
+    writer: GameWriter | None = None,
+    skip: Iterable[int] = (),
+    progress: bool = False,
+    description: str = "games",
+    shrink_tail: bool = True,
+    on_game: Callable[[GameRecord], None] | None = None,
+    stop_after: int | None = None,
+) -> tuple[list[GameRecord], RunStats]:
+    """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
+
+    Returns the records of the games played now and the run's throughput stats.
+    ``stop_after`` stops after that many finished games (simulates an interruption).
+    """
+    skip = set(skip) | (writer.completed if writer is not None else set())
+    queue = collections.deque(sorted((s for s in specs if s.index not in skip),
+                                     key=lambda s: s.index))
+    for s in queue:
+        for name in (s.white, s.black):
+            if name not in players:
+                raise KeyError(f"game {s.index}: unknown player {name!r}")
+    search_players = [p for p in players.values() if not p.is_engine]
+    max_nodes = max([p.nodes for p in search_players], default=1) + 1
+    backend = SearchBackend(model, batch_size, max_nodes, shrink_tail=shrink_tail) \
+        if search_players else None
+    engines: dict[str, Any] = {}
+    slots: list[_Live | None] = [None] * batch_size
+    records: list[GameRecord] = []
+    stats = RunStats()
+    bar = _Progress(len(specs), len(specs) - len(queue), description, progress)
+    t0 = time.perf_counter()
+    recent: collections.deque[tuple[float, int, int]] = collections.deque(maxlen=50)
+    prev_now = 0.0
+
+    def finish(i: int) -> None:
+        live = slots[i]
+        assert live is not None
+        rec = live.record(max_plies)
+        if writer is not None:
+            writer.write(rec)
+        if on_game is not None:
+            on_game(rec)
+        records.append(rec)
+        stats.games += 1
+        slots[i] = None
+
+    try:
+        while stop_after is None or len(records) < stop_after:
+            games_before = stats.games
+            for i in range(batch_size):
+                while slots[i] is None and queue:
+                    slots[i] = _Live(queue.popleft())
+                    if slots[i].check_end(max_plies):  # type: ignore[union-attr]
+                        finish(i)
+            lives = [lv for lv in slots if lv is not None]
+            if not lives:
+                break
+            # external engines move at once (sequentially, on the host)
+            for lv in lives:
+                while lv.result is None and players[lv.mover()].is_engine:
+                    name = lv.mover()
+                    if name not in engines:
+                        from zerochess.match.engines import EnginePlayer
+                        engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
+                    move, st = engines[name].play(lv.board, game_key=lv.spec.index)
+                    lv.push(move, st)
+                    lv.check_end(max_plies)
+            searching = [lv for lv in lives if lv.result is None]
+            step_pos, step_nodes, step_compiled = 0, 0, False
+            if searching:
+                assert backend is not None
+                pl = [players[lv.mover()] for lv in searching]
+                plies = [lv.board.ply() for lv in searching]
+                seeds = [search_seed(lv.spec.seed, ply)
+                         for lv, ply in zip(searching, plies, strict=True)]
+                size = backend.size_for(len(searching), not queue)
+                step_compiled = size not in backend.compiled
+                ts = time.perf_counter()
+                results = backend.search([lv.board for lv in searching],
+                                         [p.search for p in pl], [p.nodes for p in pl],
+                                         seeds, size)
+                if step_compiled:
+                    stats.compile_seconds += time.perf_counter() - ts
+                for lv, p, ply, res in zip(searching, pl, plies, results, strict=True):
+                    temp = p.temperature.at(ply)
+                    move = res.choose_move(temp, move_rng(lv.spec.seed, ply),
+                                           visit_offset=p.temperature.visit_offset)
+                    lv.push(move, search_stat(res, move, temp))
+                    lv.check_end(max_plies)
+                step_pos, step_nodes = len(searching), sum(p.nodes for p in pl)
+                stats.positions += step_pos
+                stats.nodes += step_nodes
+            now = time.perf_counter() - t0
+            stats.steps.append((now, step_pos, step_nodes, now - prev_now, step_compiled))
+            prev_now = now
+            for i in range(batch_size):
+                if slots[i] is not None and slots[i].result is not None:  # type: ignore[union-attr]
+                    finish(i)
+            recent.append((now, stats.positions, stats.nodes))
+            span = recent[-1][0] - recent[0][0]
+            nps = (recent[-1][2] - recent[0][2]) / span if span > 0 else 0.0
+            pps = (recent[-1][1] - recent[0][1]) / span if span > 0 else 0.0
+            bar.update(stats.games - games_before, nps, pps)
+    finally:
+        bar.close()
+        for eng in engines.values():
+            eng.close()
+    stats.seconds = time.perf_counter() - t0
+    return records, stats

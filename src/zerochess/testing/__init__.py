@@ -1,0 +1,1 @@
+"""Test-support helpers (reference implementations, game generators); not used at runtime."""
