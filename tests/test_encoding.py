@@ -83,35 +83,38 @@ def _play(fen: str | None, moves: str) -> chess.Board:
 
 
 HAND_PICKED = {
-    # name: (root fen or None, moves, expected repeated flags of slot 0)
+    # name: (root fen or None, moves, {history slot: expected repeated flag})
     "castling both sides": (None, "e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1 d7d6 d2d3 c8g4 c1e3 d8d7 "
-                                  "b1c3 e8c8", False),
-    "repeat after e4 (no ep flag)": (None, "e2e4 b8c6 g1f3 c6b8 f3g1", True),
+                                  "b1c3 e8c8", {0: False}),
+    "repeat after e4 (no ep flag)": (None, "e2e4 b8c6 g1f3 c6b8 f3g1", {0: True}),
     "repeat with ep flag set": ("4k3/8/8/8/3p4/8/4P3/4K1N1 w - - 0 1",
-                                "e2e4 e8d8 g1f3 d8e8 f3g1 e8d8 g1f3 d8e8 f3g1", False),
+                                "e2e4 e8d8 g1f3 d8e8 f3g1 e8d8 g1f3 d8e8 f3g1",
+                                {0: True, 4: False}),
     "pinned ep pawn (lc0 flag, no legal ep)": ("8/8/8/8/k3p2R/8/3P4/4K3 w - - 0 1",
-                                               "d2d4 a4a5 e1e2 a5a4 e2e1", False),
-    "threefold knights": (None, "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8", True),
+                                               "d2d4 a4a5 e1e2 a5a4 e2e1", {0: False}),
+    "threefold knights": (None, "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8",
+                          {0: True, 2: True, 4: True, 6: False}),
     "fen root, white ep square": ("rnbqkbnr/pppp1ppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 2",
-                                  "g1f3", False),
+                                  "g1f3", {0: False}),
     "fen root, black ep square": ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1",
-                                  "g8f6 b1c3", False),
+                                  "g8f6 b1c3", {0: False}),
     "start board, black to move": ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1",
-                                   "g8f6", False),
+                                   "g8f6", {0: False}),
     "start board, no castling": ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1", "",
-                                 False),
-    "promotions": ("8/1P4k1/8/8/8/8/6Kp/8 w - - 3 60", "b7b8n h2h1r b8d7", False),
-    "rule50 count": ("8/8/4k3/8/8/3K4/8/7R b - - 57 80", "e6e5", False),
+                                 {0: False}),
+    "promotions": ("8/1P4k1/8/8/8/8/6Kp/8 w - - 3 60", "b7b8n h2h1r b8d7", {0: False}),
+    "rule50 count": ("8/8/4k3/8/8/3K4/8/7R b - - 57 80", "e6e5", {0: False}),
 }
 
 
 @pytest.mark.lc0
 @pytest.mark.parametrize("name", sorted(HAND_PICKED))
 def test_hand_picked_positions_match_lc0(lc0: Lc0Reference, name: str):
-    fen, moves, repeated_now = HAND_PICKED[name]
+    fen, moves, expected = HAND_PICKED[name]
     board = _play(fen, moves)
     _assert_planes_equal(board, encode_board(board), lc0.input_planes(board))
-    assert bool(history_arrays(board)[1][0]) == repeated_now
+    repeated = history_arrays(board)[1]
+    assert {slot: bool(repeated[slot]) for slot in expected} == expected
 
 
 def test_numpy_and_jax_agree():

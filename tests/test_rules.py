@@ -122,7 +122,8 @@ def _check_row(exp: Expansion, i: int, ref: chess.Board) -> None:
     n = int(exp.num_legal[i])
     legal = exp.legal[i]
     assert (legal[n:] == -1).all(), fen
-    assert set(policy_map.index_to_move(ref, int(x)) for x in legal[:n]) == set(ref.legal_moves), fen
+    decoded = {policy_map.index_to_move(ref, int(x)) for x in legal[:n]}
+    assert decoded == set(ref.legal_moves), fen
     # python-chess legal-move order.
     _, want_idx = policy_map.legal_move_indices(ref)
     np.testing.assert_array_equal(legal[:n], want_idx, err_msg=fen)

@@ -36,7 +36,7 @@ _Result = tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]
 
 
 def _worker_main(conn: multiprocessing.connection.Connection) -> None:
-    """Worker loop: receive ``(fields, move_index)``, reply ``("ok", result)`` or ``("err", exc)``."""
+    """Worker loop: ``(fields, move_index)`` in, ``("ok", result)`` or ``("err", exc)`` out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and closes us
     while True:
         try:
@@ -50,7 +50,7 @@ def _worker_main(conn: multiprocessing.connection.Connection) -> None:
             out = expand_batch(PositionArrays(*fields), move_index)
             reply: tuple[str, Any] = ("ok", (tuple(out.child), out.legal, out.num_legal,
                                              out.status))
-        except Exception as exc:  # noqa: BLE001 - forwarded to the caller
+        except Exception as exc:  # forwarded to the caller
             reply = ("err", exc)
         try:
             conn.send(reply)

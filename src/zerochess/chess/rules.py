@@ -46,7 +46,7 @@ _CASTLE_BB = (
 class Expansion(NamedTuple):
     """Result of ``expand_batch`` for a batch of ``n`` rows."""
 
-    child: PositionArrays  # [n] arrays: board int8[n,64], turn, castling, ep int8[n], rule50, fullmove int16[n]
+    child: PositionArrays  # board int8[n,64]; turn, castling, ep int8[n]; rule50, fullmove int16[n]
     legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
     num_legal: np.ndarray  # int16 [n]
     status: np.ndarray  # int8 [n]: STATUS_* of the child

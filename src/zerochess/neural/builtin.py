@@ -206,32 +206,29 @@ _RULE50_PLANE = 109
 
 
 def _move_tables() -> dict[str, np.ndarray]:
-    frm = FROM_SQUARE.astype(np.int64)
-    to = TO_SQUARE.astype(np.int64)
-    promo = PROMOTION.astype(np.int64)
-    same_file = (np.arange(64)[:, None] % 8) == (np.arange(64)[None, :] % 8)  # [64 f, 64 t]
-    promo_idx = np.nonzero(promo > 0)[0]  # the 66 q/r/b promotions
-    # Plain indices that are knight promotions when a pawn makes them: 7th -> 8th rank,
-    # straight or one file aside.
-    knight_promo_idx = np.nonzero(
-        (promo == 0) & (frm // 8 == 6) & (to // 8 == 7) & (np.abs(frm % 8 - to % 8) <= 1)
-    )[0]
+    """Static per-move facts of the 1858 policy entries (all numpy, shape [1858])."""
+    frm = FROM_SQUARE.astype(np.int32)
+    to = TO_SQUARE.astype(np.int32)
+    promo = PROMOTION.astype(np.int32)
+    qrb = promo > 0
+    # Plain 7th -> 8th rank moves straight or one file aside: knight promotions when a
+    # pawn makes them (lc0 gives them the plain index).
+    knight_geom = ~qrb & (frm // 8 == 6) & (to // 8 == 7) & (np.abs(frm % 8 - to % 8) <= 1)
+    promo_type = np.where(qrb, promo - 1, np.where(knight_geom, 1, 6))  # 0-based; 6 = none
     return {
-        "flat": (frm * 64 + to).astype(np.int32),
-        "same_file": same_file.astype(np.float32),
-        "promo_idx": promo_idx.astype(np.int32),
-        "promo_to": to[promo_idx].astype(np.int32),
-        "promo_piece": (promo[promo_idx] - 1).astype(np.int32),  # 0-based type: 2 B, 3 R, 4 Q
-        "promo_push": (frm[promo_idx] % 8 == to[promo_idx] % 8).astype(np.float32),
-        "npromo_idx": knight_promo_idx.astype(np.int32),
-        "npromo_from": frm[knight_promo_idx].astype(np.int32),
-        "npromo_to": to[knight_promo_idx].astype(np.int32),
+        "from": frm,
+        "to": to,
+        "push": (frm % 8 == to % 8).astype(np.float32),  # same file: a pawn push, if a pawn
+        "qrb": qrb.astype(np.float32),
+        "knight_geom": knight_geom.astype(np.float32),
+        "promo_type": promo_type.astype(np.int32),
+        "promo_to": (promo_type * 64 + to).astype(np.int32),  # into a [7 * 64] table
     }
 
 
 _MOVES = _move_tables()
-assert _MOVES["promo_idx"].shape == (66,) and _MOVES["npromo_idx"].shape == (22,)
-assert _MOVES["flat"].shape == (NUM_MOVES,)
+assert _MOVES["from"].shape == (NUM_MOVES,)
+assert int(_MOVES["qrb"].sum()) == 66 and int(_MOVES["knight_geom"].sum()) == 22
 
 
 def default_params() -> Params:
@@ -463,67 +460,59 @@ def wdl_log_probs(params: Params, cp: jax.Array) -> jax.Array:
 # --- policy -----------------------------------------------------------------------------
 
 def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
-    """[B, 1858] heuristic move scores (pawns) in lc0's policy order (mover's frame)."""
+    """[B, 1858] heuristic move scores (pawns) in lc0's policy order (mover's frame).
+
+    Every term is a [B, 64] square feature gathered at the move's from- or to-square
+    (static indices), so the whole score is one fused loop over [B, 1858].
+    """
     see = params["see_value"]
-    w = game_phase(params, feats)  # [B]
+    w = game_phase(params, feats)[:, None]  # [B, 1]
     ours = feats.ours
+
+    def at_from(x: jax.Array) -> jax.Array:
+        return jnp.take(x, _MOVES["from"], axis=-1)
+
+    def at_to(x: jax.Array) -> jax.Array:
+        return jnp.take(x, _MOVES["to"], axis=-1)
+
     our_vals = jnp.einsum("btq,t->bq", ours, see)  # [B, 64]
     their_vals = jnp.einsum("btq,t->bq", feats.theirs, see)
-    is_pawn, is_king, our_rook = ours[:, 0], ours[:, 5], ours[:, 3]
+    pawn = at_from(ours[:, 0])
+    king = at_from(ours[:, 5])
+
+    # Promotions: q/r/b entries are only ever pawn moves; the 22 plain 7th -> 8th rank
+    # entries are knight promotions when a pawn makes them.
+    promoting = _MOVES["qrb"] + pawn * _MOVES["knight_geom"]  # [B, 1858] 0/1
+    see_ext = jnp.concatenate([see, jnp.zeros((1,), see.dtype)])
+    new_val = see_ext[_MOVES["promo_type"]]  # [1858] value of the promoted piece
+    under = jnp.where(_MOVES["promo_type"] == 4, 0.0, params["under_promo"])
+    check_ext = jnp.concatenate(
+        [feats.check_from.reshape(-1, 384), jnp.zeros_like(feats.check_from[:, 0])], axis=1)
+    promo = promoting * (new_val - see[0] - under
+                         + params["w_check"] * jnp.take(check_ext, _MOVES["promo_to"], axis=1))
 
     # Capture: MVV-LVA (victim at t, mover at f).
-    victim = their_vals[:, None, :]  # [B, 1, 64 t]
-    mover = our_vals[:, :, None]  # [B, 64 f, 1]
-    capture = jnp.where(
-        victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
+    mover = at_from(our_vals)
+    victim = at_to(their_vals)
+    capture = jnp.where(victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
 
-    # Destination safety: what the moved piece loses there (static exchange). The mover
-    # itself attacked t unless it is a pawn push, so it does not count as a defender.
-    mover_att = 1.0 - is_pawn[:, :, None] * _MOVES["same_file"][None]
-    defenders = feats.our_count[:, None, :] - mover_att
-    loss = _hanging(mover, feats.their_count[:, None, :], defenders,
-                    feats.their_min[:, None, :])
+    # Destination safety: what the moved (or promoted) piece loses there by static
+    # exchange. The mover itself attacked t unless it is a pawn push, so it is no defender.
+    landed = mover + promoting * (new_val - see[0])
+    defenders = at_to(feats.our_count) - (1.0 - pawn * _MOVES["push"])
+    loss = _hanging(landed, at_to(feats.their_count), defenders, at_to(feats.their_min))
 
-    # Rescue: the piece on f is currently threatened (e.g. by a pawn).
+    # Rescue (the piece on f is threatened, e.g. by a pawn), PST gain and checks; the
+    # type-dependent destination terms are selected by the one piece type on f.
     threat = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
+    pst = w[:, :, None] * params["mg_pst"][None] + (1 - w[:, :, None]) * params["eg_pst"][None]
+    dest = params["w_pst"] * pst + params["w_check"] * feats.check_from  # [B, 6, 64]
+    typed = sum(at_from(ours[:, i]) * at_to(dest[:, i]) for i in range(6))
+    from_terms = params["w_rescue"] * threat - params["w_pst"] * jnp.sum(ours * pst, axis=1)
 
-    # PST gain and checks: contractions over the mover's type.
-    pst = (w[:, None, None] * params["mg_pst"][None]
-           + (1 - w[:, None, None]) * params["eg_pst"][None])  # [B, 6, 64]
-    pst_to = jnp.einsum("btf,btq->bfq", ours, pst)  # [B, 64 f, 64 t]
-    pst_from = jnp.sum(ours * pst, axis=1)  # [B, 64 f]
-    check = jnp.einsum("btf,btq->bfq", ours, feats.check_from)
-
-    castle = is_king[:, :, None] * our_rook[:, None, :]  # king-to-rook
-    king_move = is_king[:, :, None] - castle
-    score = (capture
-             - params["w_loss"] * loss
-             + params["w_rescue"] * threat[:, :, None]
-             + params["w_check"] * check
-             + params["w_pst"] * (pst_to - pst_from[:, :, None])
-             + w[:, None, None] * (params["castle"] * castle - params["king_move"] * king_move))
-    b = score.shape[0]
-    scores = jnp.take(score.reshape(b, 4096), _MOVES["flat"], axis=1)  # [B, 1858]
-
-    # Queen/rook/bishop promotions: the grid scored a pawn move; add the new piece.
-    to = _MOVES["promo_to"]
-    kind = _MOVES["promo_piece"]
-    new_val = see[kind]  # [66]
-    their_count_t = feats.their_count[:, to]
-    defenders_t = feats.our_count[:, to] - (1.0 - _MOVES["promo_push"])
-    pawn_loss = _hanging(see[0], their_count_t, defenders_t, feats.their_min[:, to])
-    new_loss = _hanging(new_val, their_count_t, defenders_t, feats.their_min[:, to])
-    under = jnp.where(kind == 4, 0.0, params["under_promo"])
-    promo_bonus = (new_val - see[0] - under
-                   + params["w_check"] * feats.check_from[:, kind, to]
-                   - params["w_loss"] * (new_loss - pawn_loss))
-    scores = scores.at[:, _MOVES["promo_idx"]].add(promo_bonus)
-
-    # Plain 7th -> 8th rank moves are knight promotions when a pawn makes them.
-    nfrom, nto = _MOVES["npromo_from"], _MOVES["npromo_to"]
-    knight_bonus = is_pawn[:, nfrom] * (
-        see[1] - see[0] - params["under_promo"] + params["w_check"] * feats.check_from[:, 1, nto])
-    return scores.at[:, _MOVES["npromo_idx"]].add(knight_bonus)
+    castle = king * at_to(ours[:, 3])  # king-to-rook
+    return (capture + promo - params["w_loss"] * loss + typed + at_from(from_terms)
+            + w * (params["castle"] * castle - params["king_move"] * (king - castle)))
 
 
 # --- the model --------------------------------------------------------------------------

@@ -81,6 +81,13 @@ class Searcher:
         configs = list(configs)
         if len(configs) != len(boards):
             raise ValueError(f"{len(configs)} configs for {len(boards)} positions")
+        roots = self.prepare_roots(boards, seed)
+        state = self._init(self.model.params, stack_configs(configs), roots,
+                           num_nodes=self.max_nodes)
+        return SearchBatch(tuple(b.copy() for b in boards), state)
+
+    def prepare_roots(self, boards: Sequence[chess.Board], seed: int) -> RootInputs:
+        """Host side of init: root positions, legal moves, history and random keys."""
         positions, hists = [], []
         for i, board in enumerate(boards):
             outcome = board.outcome(claim_draw=False)
@@ -108,9 +115,7 @@ class Searcher:
             root_repetitions=jnp.asarray(root_reps),
             rng_key=jnp.asarray(keys, jnp.uint32),
         )
-        state = self._init(self.model.params, stack_configs(configs), roots,
-                           num_nodes=self.max_nodes)
-        return SearchBatch(tuple(b.copy() for b in boards), state)
+        return roots
 
     def run(self, batch: SearchBatch, num_simulations: int) -> SearchBatch:
         """Continue every tree for ``num_simulations`` more simulations (resumable)."""

@@ -10,6 +10,7 @@ A self-play config (``zerochess selfplay --config FILE``)::
     max_plies: 80              # move cap: adjudicated draw after this many plies (null: none)
     alternate_colors: false    # swap white/black every second game (openings paired)
     pgn_comments: true         # per-move search stats in PGN comments
+    shrink_tail: null          # smaller batches once the queue is empty (null: auto)
     openings: {type: startpos} # see OpeningSpec
     player: {...}              # both sides, or `white:` and `black:` (see PlayerSpec)
 
@@ -121,6 +122,11 @@ def _bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise GameConfigError(f"{where} must be true or false, got {value!r}")
     return value
+
+
+def optional_bool(value: Any, where: str) -> bool | None:
+    """true / false / null (auto)."""
+    return None if value is None else _bool(value, where)
 
 
 def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> SearchConfig:
@@ -340,10 +346,11 @@ class SelfPlayConfig:
     max_plies: int | None = None
     alternate_colors: bool = False
     pgn_comments: bool = True
+    shrink_tail: bool | None = None
     openings: OpeningSpec = dataclasses.field(default_factory=OpeningSpec)
 
     KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "alternate_colors",
-            "pgn_comments", "openings", "player", "white", "black")
+            "pgn_comments", "shrink_tail", "openings", "player", "white", "black")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], default_name: str = "selfplay",
@@ -371,6 +378,7 @@ class SelfPlayConfig:
             max_plies=_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
             alternate_colors=_bool(values.get("alternate_colors", False), "alternate_colors"),
             pgn_comments=_bool(values.get("pgn_comments", True), "pgn_comments"),
+            shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
             openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
         )
 
@@ -384,6 +392,6 @@ class SelfPlayConfig:
             "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
             "batch_size": self.batch_size, "max_plies": self.max_plies,
             "alternate_colors": self.alternate_colors, "pgn_comments": self.pgn_comments,
-            "openings": asdict_plain(self.openings),
+            "shrink_tail": self.shrink_tail, "openings": asdict_plain(self.openings),
             "white": self.white.to_dict(), "black": self.black.to_dict(),
         }

@@ -171,6 +171,8 @@ _INDEX = re.compile(r'^\[GameIndex "(\d+)"\]', re.M)
 
 def _pgn_segments(text: str) -> list[tuple[int | None, str]]:
     starts = [m.start() for m in _GAME_START.finditer(text)]
+    if not starts:
+        return []
     out = []
     for a, b in zip(starts, starts[1:] + [len(text)], strict=True):
         seg = text[a:b]

@@ -71,7 +71,7 @@ def run_games(out_dir: str | Path, resolved: Mapping[str, Any], specs: list[Game
               players: Mapping[str, PlayerSpec], model_name: str, *, batch_size: int,
               max_plies: int | None, pgn_comments: bool = True, progress: bool = True,
               description: str = "games", event: str = "zerochess",
-              stop_after: int | None = None) -> RunReport:
+              stop_after: int | None = None, shrink_tail: bool | None = None) -> RunReport:
     """Play ``specs`` into ``out_dir`` (resuming what is there) and return every game."""
     out = prepare_run_dir(out_dir, dict(resolved))
     tag_fields = sorted({k for s in specs for k in s.tags})
@@ -80,7 +80,8 @@ def run_games(out_dir: str | Path, resolved: Mapping[str, Any], specs: list[Game
     with GameWriter(out, tag_fields, pgn_comments=pgn_comments, event=event) as writer:
         records, stats = play_games(specs, players, model, batch_size=batch_size,
                                     max_plies=max_plies, writer=writer, progress=progress,
-                                    description=description, stop_after=stop_after)
+                                    description=description, stop_after=stop_after,
+                                    shrink_tail=shrink_tail)
     summary = stats.summary()
     if records:
         write_json(out / "throughput.json", summary)
@@ -95,4 +96,4 @@ def run_selfplay(config: SelfPlayConfig, out_dir: str | Path, *, progress: bool 
                      batch_size=config.batch_size, max_plies=config.max_plies,
                      pgn_comments=config.pgn_comments, progress=progress,
                      description=config.name, event=f"zerochess selfplay {config.name}",
-                     stop_after=stop_after)
+                     stop_after=stop_after, shrink_tail=config.shrink_tail)

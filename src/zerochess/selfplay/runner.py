@@ -33,7 +33,7 @@ from zerochess.selfplay._api import Searcher, SearchResult
 from zerochess.selfplay.config import PlayerSpec
 from zerochess.selfplay.openings import Opening
 from zerochess.selfplay.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
-from zerochess.selfplay.seeding import move_rng, search_seed
+from zerochess.selfplay.seeding import derive_seed, move_rng, search_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +144,8 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
         source="search", nodes=int(res.root_visits), q=float(res.root_q),
         wdl=wdl,  # type: ignore[arg-type]
         best=best.uci(), best_share=share(best), played_share=share(move),
-        temperature=float(temperature), pv=tuple(m.uci() for m in list(res.pv)[:pv_len]))
+        temperature=float(temperature),
+        pv=tuple(m.uci() for m in [best, *list(res.pv)][:pv_len]))
 
 
 _SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -172,6 +173,23 @@ class SearchBackend:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
         self.compiled: set[int] = set()
+        self.per_tree_seeds: bool | None = None  # does Searcher.init take one seed per tree?
+
+    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
+        """``Searcher.init`` with one seed per tree when the searcher supports it.
+
+        Otherwise one batch seed derived from all the trees' seeds: still reproducible
+        for a given run, but then the search randomness (noise, search-contempt draws)
+        of a game depends on its batch neighbours and slot.
+        """
+        if self.per_tree_seeds is not False:
+            try:
+                state = self.searcher.init(boards, configs, seed=list(seeds))
+                self.per_tree_seeds = True
+                return state
+            except TypeError:
+                self.per_tree_seeds = False
+        return self.searcher.init(boards, configs, seed=derive_seed(*seeds))
 
     def size_for(self, live: int, queue_empty: bool) -> int:
         """The batch size to use for ``live`` searching games."""
@@ -189,7 +207,7 @@ class SearchBackend:
         configs = list(configs) + [configs[0]] * pad
         seeds = list(seeds) + [0] * pad
         levels = sorted(set(nodes))
-        state = self.searcher.init(boards, configs, seed=seeds)
+        state = self._init(boards, configs, seeds)
         out: list[SearchResult | None] = [None] * n
         done = 0
         for level in levels:
@@ -250,7 +268,7 @@ def play_games(
     skip: Iterable[int] = (),
     progress: bool = False,
     description: str = "games",
-    shrink_tail: bool = True,
+    shrink_tail: bool | None = None,
     on_game: Callable[[GameRecord], None] | None = None,
     stop_after: int | None = None,
 ) -> tuple[list[GameRecord], RunStats]:
@@ -258,6 +276,8 @@ def play_games(
 
     Returns the records of the games played now and the run's throughput stats.
     ``stop_after`` stops after that many finished games (simulates an interruption).
+    ``shrink_tail``: once the queue is empty, search with smaller compiled batch sizes
+    (B/2, B/4, ... >= 8) as games finish; None = only when there are >= 4 B games.
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -268,6 +288,8 @@ def play_games(
                 raise KeyError(f"game {s.index}: unknown player {name!r}")
     search_players = [p for p in players.values() if not p.is_engine]
     max_nodes = max([p.nodes for p in search_players], default=1) + 1
+    if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs
+        shrink_tail = len(queue) >= 4 * batch_size
     backend = SearchBackend(model, batch_size, max_nodes, shrink_tail=shrink_tail) \
         if search_players else None
     engines: dict[str, Any] = {}
@@ -331,7 +353,8 @@ def play_games(
                 for lv, p, ply, res in zip(searching, pl, plies, results, strict=True):
                     temp = p.temperature.at(ply)
                     move = res.choose_move(temp, move_rng(lv.spec.seed, ply),
-                                           visit_offset=p.temperature.visit_offset)
+                                           visit_offset=p.temperature.visit_offset,
+                                           value_cutoff=p.temperature.value_cutoff)
                     lv.push(move, search_stat(res, move, temp))
                     lv.check_end(max_plies)
                 step_pos, step_nodes = len(searching), sum(p.nodes for p in pl)

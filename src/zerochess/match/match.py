@@ -1,0 +1,203 @@
+"""Matches: config vs config, or config vs an external UCI engine.
+
+A match config (``zerochess match --config FILE``)::
+
+    name: sc5_vs_puct
+    model: builtin
+    seed: 0
+    games: 20                  # total; colours alternate, each opening is played twice
+    batch_size: 10
+    max_plies: 200             # adjudicated draw after this many plies (null: none)
+    pgn_comments: true
+    openings: {type: startpos} # as for self-play (odds `side` may be player1 / player2)
+    player1: {name: sc5, nodes: 100, search: {n_scl: 5}, temperature: sc}
+    player2: {name: maia1900, engine: {kind: lc0, weights: maia-1900, nodes: 1}}
+
+Game ``2k`` has player1 as white and game ``2k + 1`` player2, both from opening ``k``.
+Results are reported from player1's point of view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import chess
+
+from zerochess.match.stats import MatchResult
+from zerochess.selfplay.config import (
+    GameConfigError,
+    OpeningSpec,
+    PlayerSpec,
+    _bool,
+    _int,
+    asdict_plain,
+    check_keys,
+    load_yaml,
+    optional_bool,
+)
+from zerochess.selfplay.openings import Opening, build_openings
+from zerochess.selfplay.run import RunReport, run_games, unique_players
+from zerochess.selfplay.rundir import write_json
+from zerochess.selfplay.runner import GameSpec
+from zerochess.selfplay.seeding import game_seed
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchConfig:
+    """A two-player match (see the module docstring)."""
+
+    name: str
+    player1: PlayerSpec
+    player2: PlayerSpec
+    model: str = "builtin"
+    seed: int = 0
+    games: int = 2
+    batch_size: int = 2
+    max_plies: int | None = None
+    pgn_comments: bool = True
+    shrink_tail: bool | None = None
+    openings: OpeningSpec = dataclasses.field(default_factory=OpeningSpec)
+
+    KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "pgn_comments",
+            "shrink_tail", "openings", "player1", "player2")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], default_name: str = "match",
+                  base_dir: Path | None = None) -> MatchConfig:
+        check_keys(values, cls.KEYS, "match config")
+        for key in ("player1", "player2"):
+            if key not in values:
+                raise GameConfigError(f"match config: missing `{key}`")
+        games = _int(values.get("games", 2), "games", minimum=1)
+        return cls(
+            name=str(values.get("name", default_name)),
+            player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
+            player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
+            model=str(values.get("model", "builtin")),
+            seed=_int(values.get("seed", 0), "seed", minimum=0),
+            games=games,
+            batch_size=_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
+            max_plies=_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
+            pgn_comments=_bool(values.get("pgn_comments", True), "pgn_comments"),
+            shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
+            openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> MatchConfig:
+        p = Path(path)
+        return cls.from_dict(load_yaml(p), default_name=p.stem, base_dir=p.parent)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
+            "batch_size": self.batch_size, "max_plies": self.max_plies,
+            "pgn_comments": self.pgn_comments, "shrink_tail": self.shrink_tail,
+            "openings": asdict_plain(self.openings),
+            "player1": self.player1.to_dict(), "player2": self.player2.to_dict(),
+        }
+
+
+def paired_specs(p1: str, p2: str, games: int, openings: OpeningSpec, seed: int,
+                 tags: Mapping[str, Any] | None = None, first_index: int = 0,
+                 ) -> list[GameSpec]:
+    """Games with alternating colours, each opening played once with each colour.
+
+    For odds openings with ``side: player1`` / ``player2`` the named player is the one
+    without the piece in both games of a pair (so the position differs by colour).
+    """
+    pairs = (games + 1) // 2
+    if openings.type == "odds" and openings.side in ("player1", "player2"):
+        giver_is_p1 = openings.side == "player1"
+        # game 2k: p1 white; game 2k+1: p1 black
+        sides = [chess.WHITE if (g % 2 == 0) == giver_is_p1 else chess.BLACK
+                 for g in range(games)]
+        opening_of: list[Opening] = build_openings(openings, games, seed, odds_sides=sides)
+    else:
+        base = build_openings(openings, pairs, seed)
+        opening_of = [base[g // 2] for g in range(games)]
+    specs = []
+    for g in range(games):
+        w, b = (p1, p2) if g % 2 == 0 else (p2, p1)
+        idx = first_index + g
+        specs.append(GameSpec(idx, w, b, opening_of[g], game_seed(seed, idx), dict(tags or {})))
+    return specs
+
+
+def match_result(rows: Sequence[Mapping[str, Any]], player: str) -> MatchResult:
+    """W/D/L of ``player`` over the games (CSV rows or dicts) it played."""
+    w = d = l = 0
+    for r in rows:
+        if player not in (r["white"], r["black"]):
+            continue
+        s = float(r["score_white"])
+        s = s if r["white"] == player else 1.0 - s
+        if s == 1.0:
+            w += 1
+        elif s == 0.0:
+            l += 1
+        else:
+            d += 1
+    return MatchResult(w, d, l)
+
+
+@dataclasses.dataclass
+class MatchReport:
+    """A finished match: player1's result overall and by colour, and the games."""
+
+    config: MatchConfig
+    result: MatchResult
+    as_white: MatchResult
+    as_black: MatchResult
+    run: RunReport
+
+    def text(self) -> str:
+        p1, p2 = self.run_names
+        lines = [f"{p1} vs {p2}: {self.result.games} games",
+                 f"  {self.result.summary()}",
+                 f"  as white: W {self.as_white.wins} D {self.as_white.draws} "
+                 f"L {self.as_white.losses};  as black: W {self.as_black.wins} "
+                 f"D {self.as_black.draws} L {self.as_black.losses}"]
+        return "\n".join(lines)
+
+    @property
+    def run_names(self) -> tuple[str, str]:
+        a, b = unique_players(self.config.player1, self.config.player2)
+        return a.name, b.name
+
+
+def run_match(config: MatchConfig, out_dir: str | Path, *, progress: bool = True,
+              stop_after: int | None = None) -> MatchReport:
+    """Play a match into ``out_dir`` (games.pgn / games.csv / match.json / summary.md)."""
+    p1, p2 = unique_players(config.player1, config.player2)
+    players = {p1.name: p1, p2.name: p2}
+    specs = paired_specs(p1.name, p2.name, config.games, config.openings, config.seed)
+    run = run_games(out_dir, config.to_dict(), specs, players, config.model,
+                    batch_size=config.batch_size, max_plies=config.max_plies,
+                    pgn_comments=config.pgn_comments, progress=progress,
+                    description=config.name, event=f"zerochess match {config.name}",
+                    stop_after=stop_after, shrink_tail=config.shrink_tail)
+    rows = run.rows
+    report = MatchReport(
+        config, match_result(rows, p1.name),
+        match_result([r for r in rows if r["white"] == p1.name], p1.name),
+        match_result([r for r in rows if r["black"] == p1.name], p1.name), run)
+    write_json(run.out_dir / "match.json", {
+        "player1": p1.name, "player2": p2.name, **report.result.to_dict(),
+        "as_white": report.as_white.to_dict(), "as_black": report.as_black.to_dict()})
+    (run.out_dir / "summary.md").write_text(
+        f"# Match {config.name}\n\n```\n{report.text()}\n```\n\n"
+        f"player1: `{_describe(p1)}`\n\nplayer2: `{_describe(p2)}`\n")
+    return report
+
+
+def _describe(p: PlayerSpec) -> str:
+    if p.engine is not None:
+        return f"{p.name}: {p.engine.describe()}"
+    diff = {k: v for k, v in asdict_plain(p.search).items()
+            if v != getattr(type(p.search)(), k)}
+    return f"{p.name}: nodes={p.nodes} search={diff or 'lc0 defaults'} " \
+           f"temperature={asdict_plain(p.temperature)}"
