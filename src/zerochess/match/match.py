@@ -31,8 +31,8 @@ from zerochess.selfplay.config import (
     GameConfigError,
     OpeningSpec,
     PlayerSpec,
-    _bool,
-    _int,
+    as_bool,
+    as_int,
     asdict_plain,
     check_keys,
     load_yaml,
@@ -71,17 +71,17 @@ class MatchConfig:
         for key in ("player1", "player2"):
             if key not in values:
                 raise GameConfigError(f"match config: missing `{key}`")
-        games = _int(values.get("games", 2), "games", minimum=1)
+        games = as_int(values.get("games", 2), "games", minimum=1)
         return cls(
             name=str(values.get("name", default_name)),
             player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
             player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
             model=str(values.get("model", "builtin")),
-            seed=_int(values.get("seed", 0), "seed", minimum=0),
+            seed=as_int(values.get("seed", 0), "seed", minimum=0),
             games=games,
-            batch_size=_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
-            max_plies=_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
-            pgn_comments=_bool(values.get("pgn_comments", True), "pgn_comments"),
+            batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
+            max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
+            pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
             shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
             openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
         )

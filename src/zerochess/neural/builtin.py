@@ -301,13 +301,19 @@ def _shift(x: jax.Array, dr: int, dc: int) -> jax.Array:
     return x
 
 
-def _ray(sets: jax.Array, empty: jax.Array, dr: int, dc: int) -> jax.Array:
-    """Squares reached from ``sets`` [..., 8] stepping (dr, dc) up to and including the
-    first occupied square; ``empty`` broadcasts against ``sets``."""
-    a = _shift(sets, dr, dc)
+def _rays(sets: jax.Array, empty: jax.Array, dirs: tuple[tuple[int, int], ...]) -> jax.Array:
+    """Squares reached from ``sets[:, d]`` stepping ``dirs[d]`` up to and including the first
+    occupied square. ``sets`` [B, D, k, 8], ``empty`` [B, 1, 1, 8] -> [B, D, k, 8].
+
+    All directions advance together, so each of the 7 steps is one fused kernel.
+    """
+    def step(x: jax.Array) -> jax.Array:
+        return jnp.stack([_shift(x[:, d], dr, dc) for d, (dr, dc) in enumerate(dirs)], axis=1)
+
+    a = step(sets)
     acc = a
     for _ in range(6):
-        a = _shift(a & empty, dr, dc)
+        a = step(a & empty)
         acc = acc | a
     return acc
 
@@ -339,11 +345,14 @@ def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
     empty = ~_any([bb[:, i] for i in range(12)])[:, None]  # [B, 1, 8]
     see = params["see_value"]
 
-    # Slider rays, one stacked fill per direction: [oX, oQ, tX, tQ, their king].
+    # Slider rays, all 8 directions at once: sets [oX, oQ, tX, tQ, their king] with X the
+    # rook (orthogonal directions) or bishop (diagonal directions).
     rook_sets = jnp.stack([o[:, 3], o[:, 4], t[:, 3], t[:, 4], t[:, 5]], axis=1)
     bishop_sets = jnp.stack([o[:, 2], o[:, 4], t[:, 2], t[:, 4], t[:, 5]], axis=1)
-    rook_rays = [_ray(rook_sets, empty, dr, dc) for dr, dc in _ROOK_DIRS]
-    bishop_rays = [_ray(bishop_sets, empty, dr, dc) for dr, dc in _BISHOP_DIRS]
+    sets = jnp.stack([rook_sets] * 4 + [bishop_sets] * 4, axis=1)  # [B, 8, 5, 8]
+    rays = _rays(sets, empty[:, None], _ROOK_DIRS + _BISHOP_DIRS)
+    rook_rays = [rays[:, d] for d in range(4)]
+    bishop_rays = [rays[:, d] for d in range(4, 8)]
 
     def side(p: jax.Array, n: jax.Array, k: jax.Array, i: int, pawn_dr: int):
         """(attacker count, least attacker value) [B, 64] of one side; rays at offset ``i``.
@@ -437,7 +446,9 @@ def evaluate_cp(params: Params, planes: jax.Array,
     our_vals = jnp.einsum("btq,t->bq", feats.ours, see)
     gains = _hanging(their_vals, feats.our_count, feats.their_count, feats.our_min)
     losses = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
-    second_loss = lax.top_k(losses, 2)[0][:, 1]
+    worst = losses.max(-1, keepdims=True)
+    ties = jnp.sum(losses >= worst, axis=-1) > 1
+    second_loss = jnp.where(ties, worst[:, 0], jnp.max(jnp.where(losses < worst, losses, 0), -1))
     cp = (static + params["tempo"]
           + 100.0 * (params["threat"] * gains.max(-1) - params["hang2"] * second_loss))
 
@@ -475,15 +486,16 @@ def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
     def at_to(x: jax.Array) -> jax.Array:
         return jnp.take(x, _MOVES["to"], axis=-1)
 
-    our_vals = jnp.einsum("btq,t->bq", ours, see)  # [B, 64]
-    their_vals = jnp.einsum("btq,t->bq", feats.theirs, see)
-    pawn = at_from(ours[:, 0])
-    king = at_from(ours[:, 5])
+    # The mover's type (0..5 = P N B R Q K, 6 = no piece of ours on f) per move.
+    code = jnp.einsum("btq,t->bq", ours, jnp.arange(6.0) - 6.0) + 6.0  # [B, 64]
+    mover_type = at_from(code).astype(jnp.int32)  # [B, 1858]
+    pawn = (mover_type == 0).astype(jnp.float32)
+    king = (mover_type == 5).astype(jnp.float32)
+    see_ext = jnp.concatenate([see, jnp.zeros((1,), see.dtype)])  # [7]
 
     # Promotions: q/r/b entries are only ever pawn moves; the 22 plain 7th -> 8th rank
     # entries are knight promotions when a pawn makes them.
     promoting = _MOVES["qrb"] + pawn * _MOVES["knight_geom"]  # [B, 1858] 0/1
-    see_ext = jnp.concatenate([see, jnp.zeros((1,), see.dtype)])
     new_val = see_ext[_MOVES["promo_type"]]  # [1858] value of the promoted piece
     under = jnp.where(_MOVES["promo_type"] == 4, 0.0, params["under_promo"])
     check_ext = jnp.concatenate(
@@ -492,8 +504,8 @@ def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
                          + params["w_check"] * jnp.take(check_ext, _MOVES["promo_to"], axis=1))
 
     # Capture: MVV-LVA (victim at t, mover at f).
-    mover = at_from(our_vals)
-    victim = at_to(their_vals)
+    mover = see_ext[mover_type]
+    victim = at_to(jnp.einsum("btq,t->bq", feats.theirs, see))
     capture = jnp.where(victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
 
     # Destination safety: what the moved (or promoted) piece loses there by static
@@ -503,11 +515,13 @@ def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
     loss = _hanging(landed, at_to(feats.their_count), defenders, at_to(feats.their_min))
 
     # Rescue (the piece on f is threatened, e.g. by a pawn), PST gain and checks; the
-    # type-dependent destination terms are selected by the one piece type on f.
+    # type-dependent destination terms are looked up by the mover's type.
+    our_vals = jnp.einsum("btq,t->bq", ours, see)  # [B, 64]
     threat = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
     pst = w[:, :, None] * params["mg_pst"][None] + (1 - w[:, :, None]) * params["eg_pst"][None]
     dest = params["w_pst"] * pst + params["w_check"] * feats.check_from  # [B, 6, 64]
-    typed = sum(at_from(ours[:, i]) * at_to(dest[:, i]) for i in range(6))
+    dest_ext = jnp.concatenate([dest.reshape(-1, 384), jnp.zeros_like(dest[:, 0])], axis=1)
+    typed = jnp.take_along_axis(dest_ext, mover_type * 64 + _MOVES["to"], axis=1)
     from_terms = params["w_rescue"] * threat - params["w_pst"] * jnp.sum(ours * pst, axis=1)
 
     castle = king * at_to(ours[:, 3])  # king-to-rook

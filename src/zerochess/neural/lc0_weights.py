@@ -98,7 +98,7 @@ def _float32(bits: int) -> float:
 
 # --- lc0 net.proto field numbers and enums ----------------------------------------------------
 
-_NET_MAGIC, _NET_LICENSE, _NET_MIN_VERSION, _NET_FORMAT, _NET_WEIGHTS, _NET_ONNX = 1, 2, 3, 4, 10, 11
+_NET_MAGIC, _NET_FORMAT, _NET_WEIGHTS, _NET_ONNX = 1, 4, 10, 11
 _FORMAT_ENCODING, _FORMAT_NETWORK = 1, 2
 _NF_INPUT, _NF_OUTPUT, _NF_NETWORK, _NF_POLICY, _NF_VALUE, _NF_MOVES_LEFT, _NF_ACTIVATION = (
     1, 2, 3, 4, 5, 6, 7)

@@ -46,11 +46,15 @@ from typing import Any
 
 import yaml
 
+from zerochess.errors import UserError
 from zerochess.selfplay._api import SearchConfig, TemperatureSchedule
 
 
-class GameConfigError(ValueError):
-    """Bad user input for self-play / match / experiments (reported as one line, no traceback)."""
+class GameConfigError(UserError):
+    """Bad user input for self-play / match / experiments (reported as one line, no traceback).
+
+    A ``zerochess.errors.UserError`` (hence a ``ValueError``).
+    """
 
 
 # lc0 temperature presets (the search-contempt fork's self-play configs).
@@ -101,7 +105,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False) -> Any:
+def as_int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False) -> Any:
     if value is None and allow_none:
         return None
     if isinstance(value, str):
@@ -118,7 +122,7 @@ def _int(value: Any, where: str, minimum: int | None = None, allow_none: bool = 
     return value
 
 
-def _bool(value: Any, where: str) -> bool:
+def as_bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise GameConfigError(f"{where} must be true or false, got {value!r}")
     return value
@@ -126,7 +130,7 @@ def _bool(value: Any, where: str) -> bool:
 
 def optional_bool(value: Any, where: str) -> bool | None:
     """true / false / null (auto)."""
-    return None if value is None else _bool(value, where)
+    return None if value is None else as_bool(value, where)
 
 
 def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> SearchConfig:
@@ -140,7 +144,7 @@ def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> Sea
         elif isinstance(v, float) and math.isinf(v):
             values["n_scl"] = None
         else:
-            values["n_scl"] = _int(v, f"{where}.n_scl", minimum=1)
+            values["n_scl"] = as_int(v, f"{where}.n_scl", minimum=1)
     try:
         return SearchConfig.from_dict(values)
     except (TypeError, ValueError) as e:
@@ -213,10 +217,10 @@ class EngineSpec:
         if kind == "uci" and not v.get("command"):
             raise GameConfigError(f"{where}: a 'uci' engine needs `command`")
         for k in ("nodes", "depth", "movetime_ms"):
-            v[k] = _int(v.get(k), f"{where}.{k}", minimum=1, allow_none=True)
-        v["skill_level"] = _int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
+            v[k] = as_int(v.get(k), f"{where}.{k}", minimum=1, allow_none=True)
+        v["skill_level"] = as_int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
                                 allow_none=True)
-        v["threads"] = _int(v.get("threads", 1), f"{where}.threads", minimum=1)
+        v["threads"] = as_int(v.get("threads", 1), f"{where}.threads", minimum=1)
         opts = v.get("options") or {}
         if not isinstance(opts, Mapping):
             raise GameConfigError(f"{where}.options must be a mapping")
@@ -267,7 +271,7 @@ class PlayerSpec:
             return cls(name=name, nodes=engine.nodes or 0, engine=engine)
         return cls(
             name=name,
-            nodes=_int(values.get("nodes", 32), f"{where}.nodes", minimum=1),
+            nodes=as_int(values.get("nodes", 32), f"{where}.nodes", minimum=1),
             search=search_config_from_dict(values.get("search"), f"{where}.search"),
             temperature=temperature_from_value(values.get("temperature"),
                                                f"{where}.temperature"),
@@ -327,9 +331,9 @@ class OpeningSpec:
         if side not in cls.SIDES:
             raise GameConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}")
         return cls(type=kind, fens=tuple(fens), file=file,
-                   book_plies=_int(values.get("book_plies", 8), f"{where}.book_plies", 0),
+                   book_plies=as_int(values.get("book_plies", 8), f"{where}.book_plies", 0),
                    piece=piece, side=side,
-                   shuffle=_bool(values.get("shuffle", False), f"{where}.shuffle"))
+                   shuffle=as_bool(values.get("shuffle", False), f"{where}.shuffle"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,17 +371,17 @@ class SelfPlayConfig:
                                       "`white` and `black`")
             white = PlayerSpec.from_dict(values["white"], "white", "white")
             black = PlayerSpec.from_dict(values["black"], "black", "black")
-        games = _int(values.get("games", 8), "games", minimum=1)
+        games = as_int(values.get("games", 8), "games", minimum=1)
         return cls(
             name=str(values.get("name", default_name)),
             white=white, black=black,
             model=str(values.get("model", "builtin")),
-            seed=_int(values.get("seed", 0), "seed", minimum=0),
+            seed=as_int(values.get("seed", 0), "seed", minimum=0),
             games=games,
-            batch_size=_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
-            max_plies=_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
-            alternate_colors=_bool(values.get("alternate_colors", False), "alternate_colors"),
-            pgn_comments=_bool(values.get("pgn_comments", True), "pgn_comments"),
+            batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
+            max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
+            alternate_colors=as_bool(values.get("alternate_colors", False), "alternate_colors"),
+            pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
             shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
             openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
         )

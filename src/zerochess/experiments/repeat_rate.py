@@ -1,0 +1,141 @@
+"""``repeat_rate``: the fraction of repeated games against move number (the paper's Fig. 4).
+
+A game counts as repeated at move ``m`` when its first ``2m`` plies (the whole game if
+it is shorter) equal those of at least one other game of the same variant. Default
+variants: PUCT without temperature (deterministic: every game repeats), PUCT tau1
+and tau2 (the fork's configs, see ``temperature_wdl``) and search-contempt N_scl 5
+with the fork's SC temperature.
+
+Config keys: ``model``, ``seed``, ``variants`` (list of ``{name, search, temperature}``),
+``nodes``, ``games_per_point``, ``batch_size``, ``max_plies``, ``shrink_tail``,
+``max_move`` (the last move number reported), ``openings``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zerochess.experiments.common import (
+    Context,
+    Experiment,
+    make_player,
+    markdown_table,
+    pyplot,
+    selfplay_points,
+    write_csv,
+)
+from zerochess.selfplay.config import FORK_PUCT_SEARCH, GameConfigError, check_keys
+
+NAME = "repeat_rate"
+
+DEFAULTS: dict[str, Any] = {
+    "model": "builtin",
+    "seed": 0,
+    "variants": [
+        {"name": "puct_t0", "search": {}, "temperature": "none"},
+        {"name": "puct_tau1", "search": dict(FORK_PUCT_SEARCH), "temperature": "tau1"},
+        {"name": "puct_tau2", "search": dict(FORK_PUCT_SEARCH), "temperature": "tau2"},
+        {"name": "sc5", "search": {"n_scl": 5}, "temperature": "sc"},
+    ],
+    "nodes": 1000,
+    "games_per_point": 100,
+    "batch_size": 200,
+    "max_plies": None,
+    "shrink_tail": None,
+    "max_move": 40,
+    "openings": {"type": "startpos"},
+}
+SCALES: dict[str, dict[str, Any]] = {
+    "tiny": {"nodes": 16, "games_per_point": 6, "batch_size": 8, "max_plies": 40,
+             "max_move": 20},
+    "small": {"nodes": 128, "games_per_point": 24, "batch_size": 32, "max_plies": 200},
+    "full": {},
+}
+
+
+def _check(cfg: dict[str, Any]) -> None:
+    vs = cfg["variants"]
+    if not isinstance(vs, list) or not vs:
+        raise GameConfigError("variants must be a non-empty list of {name, search, temperature}")
+    for i, v in enumerate(vs):
+        check_keys(v, ("name", "search", "temperature"), f"variants[{i}]")
+        if "name" not in v:
+            raise GameConfigError(f"variants[{i}] needs a name")
+    if not isinstance(cfg["max_move"], int) or cfg["max_move"] < 1:
+        raise GameConfigError("max_move must be an integer >= 1")
+
+
+def repeated_fraction(games: Sequence[Sequence[str]], move: int) -> float:
+    """Fraction of games whose first ``2 * move`` plies are shared with another game."""
+    if not games:
+        return float("nan")
+    keys = [tuple(g[: 2 * move]) for g in games]
+    counts = Counter(keys)
+    return sum(1 for k in keys if counts[k] > 1) / len(keys)
+
+
+def repeat_table(rows: Sequence[Mapping[str, str]], variants: Sequence[str],
+                 max_move: int) -> list[dict[str, Any]]:
+    """One row per (variant, move number) with the repeated fraction."""
+    out = []
+    for v in variants:
+        games = [r["moves"].split() for r in rows if r["variant"] == v]
+        distinct = len({tuple(g) for g in games})
+        for m in range(1, max_move + 1):
+            out.append({"variant": v, "move": m, "games": len(games),
+                        "distinct_games": distinct,
+                        "repeated_fraction": repeated_fraction(games, m)})
+    return out
+
+
+def run(ctx: Context) -> str:
+    cfg = ctx.config
+    points = []
+    for v in cfg["variants"]:
+        player = make_player(str(v["name"]), cfg["nodes"], v.get("search"),
+                             v.get("temperature"), f"variant {v['name']}")
+        points.append((player, {"variant": player.name}))
+    rows = selfplay_points(ctx, points)
+    names = [p.name for p, _ in points]
+    table = repeat_table(rows, names, cfg["max_move"])
+    write_csv(ctx.out_dir / f"{NAME}.csv", table)
+    plot(table, names, ctx.out_dir / f"{NAME}.png", f"{cfg['nodes']} nodes/move")
+    marks = sorted({1, 5, 10, 20, cfg["max_move"]} & set(range(1, cfg["max_move"] + 1)))
+    summary_rows = []
+    for v in names:
+        r = {"variant": v}
+        for m in marks:
+            hit = [t for t in table if t["variant"] == v and t["move"] == m][0]
+            r[f"move {m}"] = hit["repeated_fraction"]
+            r["distinct games"] = hit["distinct_games"]
+            r["games"] = hit["games"]
+        summary_rows.append(r)
+    return (f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per "
+            "variant. Fraction of games whose opening up to move m is shared with another "
+            "game of the same variant:\n\n" + markdown_table(summary_rows)
+            + f"\n![repeated games vs move number]({NAME}.png)\n\n"
+            "Paper (Fig. 4): PUCT self-play repeats many games, search-contempt far fewer "
+            "(its sampling at opponent nodes diversifies the games).\n")
+
+
+def plot(table: list[dict[str, Any]], names: Sequence[str], path: Any, subtitle: str) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for v in names:
+        pts = [t for t in table if t["variant"] == v]
+        ax.plot([t["move"] for t in pts], [t["repeated_fraction"] for t in pts], "o-", ms=3,
+                label=v)
+    ax.set_xlabel("move number")
+    ax.set_ylabel("fraction of repeated games")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"Repeated games vs move number ({subtitle})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+EXPERIMENT = Experiment(NAME, "Repeated self-play games vs move number (paper Fig. 4)",
+                        DEFAULTS, SCALES, run, _check)
