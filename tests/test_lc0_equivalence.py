@@ -20,7 +20,7 @@ from zerochess.chess.encoding import encode_board, history_arrays
 from zerochess.chess.policy_map import legal_move_indices
 from zerochess.neural import Model, load_lc0, load_model, make_resnet
 from zerochess.neural.lc0_weights import lc0_params, read_lc0_file
-from zerochess.neural.resnet import SEResNet
+from zerochess.neural.resnet import SEResNet, init_params
 from zerochess.testing.lc0_reference import (
     Lc0Reference,
     Lc0Unavailable,
@@ -140,8 +140,7 @@ SYNTHETIC = {
 def _synthetic_file(tmp_path, name: str, seed: int, **fmt) -> tuple[str, dict]:
     config = SYNTHETIC[name]
     module = SEResNet(**config)
-    params = module.init(jax.random.PRNGKey(seed), jnp.zeros((1, 112, 8, 8)))["params"]
-    params = jax.tree_util.tree_map(np.asarray, params)
+    params = init_params(module, seed, bias_scale=0.1)
     path = str(tmp_path / f"{name}.pb.gz")
     write_lc0_net(path, lc0_net_bytes(config, params, batchnorm_seed=seed, **fmt))
     return path, config

@@ -300,10 +300,20 @@ def test_expander_workers_match_inline() -> None:
         with pytest.raises(ValueError, match=str(bad[400])):
             ex(parents, bad)
         _assert_expansion_equal(ex(parents, idx), inline)
-        if sys.platform.startswith("linux"):
-            for proc in ex._procs:  # workers must never load jax
-                with open(f"/proc/{proc.pid}/maps") as f:
-                    assert "jaxlib" not in f.read()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/maps")
+def test_expander_workers_do_not_load_jax() -> None:
+    parents, idx, _ = _mixed_batch(64, seed=2)
+    with Expander(2) as ex:
+        ex(parents, idx)  # the workers are up and have imported everything they need
+        for proc in ex._procs:
+            with open(f"/proc/{proc.pid}/maps") as f:
+                loaded = f.read()
+            assert "jaxlib" not in loaded, (
+                "expander workers loaded jax: importing zerochess.chess.rules runs "
+                "zerochess/__init__.py, which must not import jax eagerly (make it lazy)"
+            )
 
 
 def _is_legal_index(board: chess.Board, index: int) -> bool:

@@ -1,33 +1,43 @@
-"""zerochess: JAX-accelerated batched MCTS for chess research."""
+"""zerochess: JAX-accelerated batched MCTS for chess research.
 
-from zerochess.analysis import analyse, search_config
-from zerochess.errors import UserError
-from zerochess.neural import Model, ModelOutput, load_model
-from zerochess.positions import parse_position, read_epd
-from zerochess.search import (
-    SearchBatch,
-    SearchConfig,
-    Searcher,
-    SearchResult,
-    TemperatureSchedule,
-    bytes_per_node,
-)
+Exports are lazy so that importing ``zerochess.chess`` (e.g. in the host worker
+processes) does not load jax.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Model",
-    "ModelOutput",
-    "SearchBatch",
-    "SearchConfig",
-    "SearchResult",
-    "Searcher",
-    "TemperatureSchedule",
-    "UserError",
-    "analyse",
-    "bytes_per_node",
-    "load_model",
-    "parse_position",
-    "read_epd",
-    "search_config",
-]
+_EXPORTS = {
+    "analyse": "zerochess.analysis",
+    "search_config": "zerochess.analysis",
+    "UserError": "zerochess.errors",
+    "Model": "zerochess.neural",
+    "ModelOutput": "zerochess.neural",
+    "load_model": "zerochess.neural",
+    "parse_position": "zerochess.positions",
+    "read_epd": "zerochess.positions",
+    "SearchBatch": "zerochess.search",
+    "SearchConfig": "zerochess.search",
+    "SearchResult": "zerochess.search",
+    "Searcher": "zerochess.search",
+    "TemperatureSchedule": "zerochess.search",
+    "bytes_per_node": "zerochess.search",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'zerochess' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -52,16 +52,20 @@ def legal_ep_square(board: chess.Board) -> int:
 
 
 def castling_bits(board: chess.Board) -> int:
-    rights = board.castling_rights
+    rights = board.clean_castling_rights()
     return sum(bit for bit, sq in _CASTLE_ROOK_SQUARES if rights & chess.BB_SQUARES[sq])
 
 
+_CODE_WEIGHTS = np.arange(1, 13, dtype=np.int8)[:, None]
+
+
 def board_codes(board: chess.Board) -> np.ndarray:
-    """int8 [64] piece codes of ``board``."""
-    codes = np.zeros(64, np.int8)
-    for sq, piece in board.piece_map().items():
-        codes[sq] = piece_code(piece)
-    return codes
+    """int8 [64] piece codes of ``board`` (from its bitboards, no per-square Python loop)."""
+    white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+    masks = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings)
+    bbs = np.array([m & white for m in masks] + [m & black for m in masks], dtype="<u8")
+    bits = np.unpackbits(bbs.view(np.uint8).reshape(12, 8), axis=1, bitorder="little")
+    return (bits.astype(np.int8) * _CODE_WEIGHTS).sum(axis=0, dtype=np.int8)
 
 
 def from_board(board: chess.Board) -> PositionArrays:
@@ -127,9 +131,12 @@ def position_hash(xp: Any, board: Any, turn: Any, castling: Any, ep: Any) -> Any
     """
     squares = xp.arange(64)
     words = xp.asarray(ZOBRIST_PIECES)[squares, board.astype(xp.int32)]  # [..., 64, 2]
-    acc = words[..., 0, :]
-    for i in range(1, 64):
-        acc = acc ^ words[..., i, :]
+    if xp is np:
+        acc = np.bitwise_xor.reduce(words, axis=-2)
+    else:
+        acc = words[..., 0, :]
+        for i in range(1, 64):
+            acc = acc ^ words[..., i, :]
     acc = acc ^ xp.asarray(ZOBRIST_TURN)[turn.astype(xp.int32)]
     acc = acc ^ xp.asarray(ZOBRIST_CASTLING)[castling.astype(xp.int32) & 15]
     ep_i = xp.where(ep < 0, 64, ep).astype(xp.int32)

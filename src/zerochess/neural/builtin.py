@@ -201,8 +201,46 @@ _ROOK_DIRS = ((1, 0), (-1, 0), (0, 1), (0, -1))
 _BISHOP_DIRS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 _KNIGHT_JUMPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
 _KING_STEPS = _ROOK_DIRS + _BISHOP_DIRS
+# Our pawns capture toward higher ranks, theirs toward lower ones (mover's frame); a
+# square from which our pawn checks their king is their king shifted like their pawns.
+_PAWN_CAPTURES = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 
 _RULE50_PLANE = 109
+
+
+# Move kinds: the policy score of a move depends on the square it leaves only through
+# the mover's kind and a per-square term, so it is ``TABLE[kind, to] + FROM_TERM[from]``.
+# Kinds: 0 pawn push, 1..5 N B R Q K, 6 no piece of ours (scores 0), 7 pawn capture,
+# 8..10 push-promotion to Q R B, 11..13 capture-promotion to Q R B. A pawn kind landing
+# on the last rank through a plain index is lc0's knight promotion.
+_NUM_KINDS = 14
+_NONE = 6
+_KIND_PIECE = np.array([0, 1, 2, 3, 4, 5, _NONE, 0, 0, 0, 0, 0, 0, 0], np.int32)
+_KIND_PUSH = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0], np.float32)
+_PROMO_KIND = {chess_type: i for i, chess_type in enumerate((5, 4, 3))}  # Q R B -> 0 1 2
+
+
+def _kind_tables() -> dict[str, np.ndarray]:
+    """One-hot [6, 14, 64] piece type standing on ``to`` after a move of each kind, one-hot
+    [6, 14] type of the mover, and [14, 64] promotion / under-promotion flags."""
+    last_rank = np.arange(64) // 8 == 7
+    landed = np.repeat(_KIND_PIECE[:, None], 64, axis=1)
+    for k in (0, 7):
+        landed[k, last_rank] = 1  # knight promotion
+    for k, piece in zip(range(8, 14), (4, 3, 2) * 2, strict=True):
+        landed[k, :] = piece
+    promo = (landed != _KIND_PIECE[:, None]) & (landed != _NONE)
+    return {
+        "landed_onehot": (landed[None] == np.arange(6)[:, None, None]).astype(np.float32),
+        "mover_onehot": (_KIND_PIECE[None] == np.arange(6)[:, None]).astype(np.float32),
+        "promo": promo.astype(np.float32),
+        "is_king": (np.arange(_NUM_KINDS) == 5).astype(np.float32)[:, None],
+        "valid": (np.arange(_NUM_KINDS) != _NONE).astype(np.float32)[:, None],
+        "under": (promo & (landed != 4)).astype(np.float32),
+    }
+
+
+_KINDS = _kind_tables()
 
 
 def _move_tables() -> dict[str, np.ndarray]:
@@ -210,25 +248,21 @@ def _move_tables() -> dict[str, np.ndarray]:
     frm = FROM_SQUARE.astype(np.int32)
     to = TO_SQUARE.astype(np.int32)
     promo = PROMOTION.astype(np.int32)
-    qrb = promo > 0
-    # Plain 7th -> 8th rank moves straight or one file aside: knight promotions when a
-    # pawn makes them (lc0 gives them the plain index).
-    knight_geom = ~qrb & (frm // 8 == 6) & (to // 8 == 7) & (np.abs(frm % 8 - to % 8) <= 1)
-    promo_type = np.where(qrb, promo - 1, np.where(knight_geom, 1, 6))  # 0-based; 6 = none
+    push = frm % 8 == to % 8
+    # q/r/b promotions are pawn moves whatever stands on f (illegal otherwise): fixed kind.
+    promo_kind = np.array([_PROMO_KIND.get(int(p), 0) for p in promo], np.int32)
+    fixed_kind = np.where(promo > 0, np.where(push, 8, 11) + promo_kind, -1)
     return {
         "from": frm,
         "to": to,
-        "push": (frm % 8 == to % 8).astype(np.float32),  # same file: a pawn push, if a pawn
-        "qrb": qrb.astype(np.float32),
-        "knight_geom": knight_geom.astype(np.float32),
-        "promo_type": promo_type.astype(np.int32),
-        "promo_to": (promo_type * 64 + to).astype(np.int32),  # into a [7 * 64] table
+        "pawn_kind": np.where(push, 0, 7).astype(np.int32),
+        "fixed_kind": fixed_kind.astype(np.int32),
     }
 
 
 _MOVES = _move_tables()
 assert _MOVES["from"].shape == (NUM_MOVES,)
-assert int(_MOVES["qrb"].sum()) == 66 and int(_MOVES["knight_geom"].sum()) == 22
+assert int((_MOVES["fixed_kind"] >= 0).sum()) == 66
 
 
 def default_params() -> Params:
@@ -318,6 +352,11 @@ def _rays(sets: jax.Array, empty: jax.Array, dirs: tuple[tuple[int, int], ...]) 
     return acc
 
 
+def _jumps(sets: jax.Array, offsets: tuple[tuple[int, int], ...]) -> jax.Array:
+    """``sets`` [B, k, 8] shifted by each (dr, dc) of ``offsets`` -> [B, len(offsets), k, 8]."""
+    return jnp.stack([_shift(sets, dr, dc) for dr, dc in offsets], axis=1)
+
+
 def _any(masks: list[jax.Array]) -> jax.Array:
     out = masks[0]
     for m in masks[1:]:
@@ -350,41 +389,40 @@ def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
     rook_sets = jnp.stack([o[:, 3], o[:, 4], t[:, 3], t[:, 4], t[:, 5]], axis=1)
     bishop_sets = jnp.stack([o[:, 2], o[:, 4], t[:, 2], t[:, 4], t[:, 5]], axis=1)
     sets = jnp.stack([rook_sets] * 4 + [bishop_sets] * 4, axis=1)  # [B, 8, 5, 8]
-    rays = _rays(sets, empty[:, None], _ROOK_DIRS + _BISHOP_DIRS)
-    rook_rays = [rays[:, d] for d in range(4)]
-    bishop_rays = [rays[:, d] for d in range(4, 8)]
+    rays = _rays(sets, empty[:, None], _ROOK_DIRS + _BISHOP_DIRS)  # [B, 8 dirs, 5, 8]
+    # Leapers, one fused kernel each: [B, offsets, sets, 8].
+    knights = _jumps(jnp.stack([o[:, 1], t[:, 1], t[:, 5]], axis=1), _KNIGHT_JUMPS)
+    kings = _jumps(jnp.stack([o[:, 5], t[:, 5]], axis=1), _KING_STEPS)
+    pawns = _jumps(jnp.stack([o[:, 0], t[:, 0], t[:, 5]], axis=1), _PAWN_CAPTURES)
 
-    def side(p: jax.Array, n: jax.Array, k: jax.Array, i: int, pawn_dr: int):
-        """(attacker count, least attacker value) [B, 64] of one side; rays at offset ``i``.
+    def side(i: int, j: int, pawn_offsets: slice) -> tuple[list[jax.Array], list[jax.Array]]:
+        """Attack masks of one side (``i``: its index among knight/king sets, ``j``: its
+        rays offset): 19 masks that each attack a square at most once (a pawn or knight
+        jump, the king, the first piece along a ray: rook and queen fills of one
+        direction stop at the same blocker), and 6 "attacked by type" masks P N B R Q K."""
+        pawn = [pawns[:, d, i] for d in range(4)[pawn_offsets]]
+        knight = [knights[:, d, i] for d in range(8)]
+        king = _any([kings[:, d, i] for d in range(8)])
+        per_dir = [rays[:, d, j] | rays[:, d, j + 1] for d in range(8)]
+        by_type = [_any(pawn), _any(knight), _any([rays[:, d, j] for d in range(4, 8)]),
+                   _any([rays[:, d, j] for d in range(4)]),
+                   _any([rays[:, d, j + 1] for d in range(8)]), king]
+        return pawn + knight + [king] + per_dir, by_type
 
-        Each mask attacks a square at most once: a pawn/knight jump direction, the king,
-        or the first piece along a ray (rook and queen fills stop at the same blocker).
-        """
-        pawn = [_shift(p, pawn_dr, 1), _shift(p, pawn_dr, -1)]
-        knight = [_shift(n, dr, dc) for dr, dc in _KNIGHT_JUMPS]
-        king = _any([_shift(k, dr, dc) for dr, dc in _KING_STEPS])
-        rook_dir = [r[:, i] | r[:, i + 1] for r in rook_rays]
-        bishop_dir = [r[:, i] | r[:, i + 1] for r in bishop_rays]
-        masks = jnp.stack(pawn + knight + [king] + rook_dir + bishop_dir, axis=1)  # [B, 19, 8]
-        total = _unpack(masks).sum(axis=1)
-        by_type = _unpack(jnp.stack([
-            _any(pawn), _any(knight), _any([r[:, i] for r in bishop_rays]),
-            _any([r[:, i] for r in rook_rays]),
-            _any([r[:, i + 1] for r in rook_rays + bishop_rays]), king], axis=1))  # [B, 6, 64]
-        values = jnp.concatenate([see[:5], jnp.full((1,), _KING_ATTACKER_VALUE)])
-        least = jnp.min(jnp.where(by_type > 0, values[None, :, None], _NO_ATTACKER), axis=1)
-        return total, least
-
-    our_count, our_min = side(o[:, 0], o[:, 1], o[:, 5], 0, 1)
-    their_count, their_min = side(t[:, 0], t[:, 1], t[:, 5], 2, -1)
-
-    king = t[:, 5]
-    chk_b = _any([r[:, 4] for r in bishop_rays])
-    chk_r = _any([r[:, 4] for r in rook_rays])
-    check_from = _unpack(jnp.stack([
-        _shift(king, -1, 1) | _shift(king, -1, -1),
-        _any([_shift(king, dr, dc) for dr, dc in _KNIGHT_JUMPS]),
-        chk_b, chk_r, chk_b | chk_r, jnp.zeros_like(king)], axis=1))
+    our_masks, our_types = side(0, 0, slice(0, 2))
+    their_masks, their_types = side(1, 2, slice(2, 4))
+    chk_b = _any([rays[:, d, 4] for d in range(4, 8)])
+    chk_r = _any([rays[:, d, 4] for d in range(4)])
+    check = [pawns[:, 2, 2] | pawns[:, 3, 2], _any([knights[:, d, 2] for d in range(8)]),
+             chk_b, chk_r, chk_b | chk_r, jnp.zeros_like(chk_b)]
+    bits = _unpack(jnp.stack(our_masks + their_masks + our_types + their_types + check,
+                             axis=1))  # [B, 19 + 19 + 6 + 6 + 6, 64]
+    values = jnp.concatenate([see[:5], jnp.full((1,), _KING_ATTACKER_VALUE)])[None, :, None]
+    our_count = bits[:, :19].sum(1)
+    their_count = bits[:, 19:38].sum(1)
+    our_min = jnp.min(jnp.where(bits[:, 38:44] > 0, values, _NO_ATTACKER), axis=1)
+    their_min = jnp.min(jnp.where(bits[:, 44:50] > 0, values, _NO_ATTACKER), axis=1)
+    check_from = bits[:, 50:]
 
     flat = planes[:, :12].reshape(-1, 12, 64)
     return BoardFeatures(
@@ -396,6 +434,11 @@ def board_features(params: Params, planes: jax.Array) -> BoardFeatures:
 
 
 # --- value ------------------------------------------------------------------------------
+
+def _per_square(pieces: jax.Array, weights: Any) -> jax.Array:
+    """``sum_T pieces[:, T] * weights[T]``: [B, 6, 64] x [6] -> [B, 64] (unrolled, fuses)."""
+    return sum(pieces[:, i] * weights[i] for i in range(6))
+
 
 def _flip_ranks(table: jax.Array) -> jax.Array:
     """[..., 64] square table seen from the other side (``sq ^ 56``)."""
@@ -442,8 +485,8 @@ def evaluate_cp(params: Params, planes: jax.Array,
               - jnp.sum(feats.theirs * _flip_ranks(table), axis=(1, 2)))
 
     see = params["see_value"]
-    their_vals = jnp.einsum("btq,t->bq", feats.theirs, see)
-    our_vals = jnp.einsum("btq,t->bq", feats.ours, see)
+    their_vals = _per_square(feats.theirs, see)
+    our_vals = _per_square(feats.ours, see)
     gains = _hanging(their_vals, feats.our_count, feats.their_count, feats.our_min)
     losses = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
     worst = losses.max(-1, keepdims=True)
@@ -470,63 +513,64 @@ def wdl_log_probs(params: Params, cp: jax.Array) -> jax.Array:
 
 # --- policy -----------------------------------------------------------------------------
 
-def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
-    """[B, 1858] heuristic move scores (pawns) in lc0's policy order (mover's frame).
+def _materialize(x: jax.Array) -> jax.Array:
+    """Identity that XLA:CPU computes as its own kernel (a reduction), so a small table read
+    by a gather is not fused into, and recomputed (unvectorised) for every element of, it."""
+    return jnp.max(jnp.stack([x, jnp.full_like(x, -jnp.inf)], axis=1), axis=1)
 
-    Every term is a [B, 64] square feature gathered at the move's from- or to-square
-    (static indices), so the whole score is one fused loop over [B, 1858].
-    """
+
+def kind_table(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B, 14, 64] score (pawns) of a move of each kind (see ``_KIND_PIECE``) landing on
+    each square: MVV-LVA capture, static-exchange loss of the landed piece, its PST,
+    check, promotion value, castling / king-move terms."""
+    see = params["see_value"]
+    w = game_phase(params, feats)[:, None, None]  # [B, 1, 1]
+    # Static one-hot selections instead of gathers (XLA:CPU fuses gathers poorly).
+    landed = _KINDS["landed_onehot"]  # [6, 14, 64]; none selects nothing (value 0)
+    mover = jnp.einsum("tk,t->k", _KINDS["mover_onehot"], see)[None, :, None]  # [1, 14, 1]
+    landed_val = jnp.einsum("tkq,t->kq", landed, see)[None]  # [1, 14, 64]
+
+    victim = _per_square(feats.theirs, see)[:, None, :]  # [B, 1, 64]
+    capture = jnp.where(victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
+    # The mover itself attacked t unless it is a pawn push, so it is no defender there.
+    defenders = feats.our_count[:, None, :] - (1.0 - _KIND_PUSH[None, :, None])
+    loss = _hanging(landed_val, feats.their_count[:, None, :], defenders,
+                    feats.their_min[:, None, :])
+
+    pst = w * params["mg_pst"][None] + (1 - w) * params["eg_pst"][None]  # [B, 6, 64]
+    dest = params["w_pst"] * pst + params["w_check"] * feats.check_from  # [B, 6, 64]
+
+    promo = _KINDS["promo"] * (landed_val - see[0]) - params["under_promo"] * _KINDS["under"]
+    rook = feats.ours[:, 3:4]  # [B, 1, 64]: king-to-rook = castling
+    king = w * (params["castle"] * rook - params["king_move"] * (1.0 - rook))
+    terms = [capture, -params["w_loss"] * loss, jnp.broadcast_to(promo, capture.shape),
+             _KINDS["is_king"] * king]
+    terms += [landed[i][None] * dest[:, i, None, :] for i in range(6)]  # dest of landed type
+    return sum(terms) * _KINDS["valid"]
+
+
+def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B, 1858] heuristic move scores (pawns) in lc0's policy order (mover's frame):
+    ``kind_table[kind(move), to] + from_term[from]``, with the from-term rewarding moving
+    a threatened piece (e.g. one attacked by a pawn) and removing the PST of f."""
     see = params["see_value"]
     w = game_phase(params, feats)[:, None]  # [B, 1]
     ours = feats.ours
+    table = _materialize(kind_table(params, feats).reshape(-1, _NUM_KINDS * 64))
 
-    def at_from(x: jax.Array) -> jax.Array:
-        return jnp.take(x, _MOVES["from"], axis=-1)
-
-    def at_to(x: jax.Array) -> jax.Array:
-        return jnp.take(x, _MOVES["to"], axis=-1)
-
-    # The mover's type (0..5 = P N B R Q K, 6 = no piece of ours on f) per move.
-    code = jnp.einsum("btq,t->bq", ours, jnp.arange(6.0) - 6.0) + 6.0  # [B, 64]
-    mover_type = at_from(code).astype(jnp.int32)  # [B, 1858]
-    pawn = (mover_type == 0).astype(jnp.float32)
-    king = (mover_type == 5).astype(jnp.float32)
-    see_ext = jnp.concatenate([see, jnp.zeros((1,), see.dtype)])  # [7]
-
-    # Promotions: q/r/b entries are only ever pawn moves; the 22 plain 7th -> 8th rank
-    # entries are knight promotions when a pawn makes them.
-    promoting = _MOVES["qrb"] + pawn * _MOVES["knight_geom"]  # [B, 1858] 0/1
-    new_val = see_ext[_MOVES["promo_type"]]  # [1858] value of the promoted piece
-    under = jnp.where(_MOVES["promo_type"] == 4, 0.0, params["under_promo"])
-    check_ext = jnp.concatenate(
-        [feats.check_from.reshape(-1, 384), jnp.zeros_like(feats.check_from[:, 0])], axis=1)
-    promo = promoting * (new_val - see[0] - under
-                         + params["w_check"] * jnp.take(check_ext, _MOVES["promo_to"], axis=1))
-
-    # Capture: MVV-LVA (victim at t, mover at f).
-    mover = see_ext[mover_type]
-    victim = at_to(jnp.einsum("btq,t->bq", feats.theirs, see))
-    capture = jnp.where(victim > 0, params["w_capture"] + victim - params["w_lva"] * mover, 0.0)
-
-    # Destination safety: what the moved (or promoted) piece loses there by static
-    # exchange. The mover itself attacked t unless it is a pawn push, so it is no defender.
-    landed = mover + promoting * (new_val - see[0])
-    defenders = at_to(feats.our_count) - (1.0 - pawn * _MOVES["push"])
-    loss = _hanging(landed, at_to(feats.their_count), defenders, at_to(feats.their_min))
-
-    # Rescue (the piece on f is threatened, e.g. by a pawn), PST gain and checks; the
-    # type-dependent destination terms are looked up by the mover's type.
-    our_vals = jnp.einsum("btq,t->bq", ours, see)  # [B, 64]
+    our_vals = _per_square(ours, see)  # [B, 64]
     threat = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
     pst = w[:, :, None] * params["mg_pst"][None] + (1 - w[:, :, None]) * params["eg_pst"][None]
-    dest = params["w_pst"] * pst + params["w_check"] * feats.check_from  # [B, 6, 64]
-    dest_ext = jnp.concatenate([dest.reshape(-1, 384), jnp.zeros_like(dest[:, 0])], axis=1)
-    typed = jnp.take_along_axis(dest_ext, mover_type * 64 + _MOVES["to"], axis=1)
-    from_terms = params["w_rescue"] * threat - params["w_pst"] * jnp.sum(ours * pst, axis=1)
+    from_term = params["w_rescue"] * threat - params["w_pst"] * jnp.sum(ours * pst, axis=1)
 
-    castle = king * at_to(ours[:, 3])  # king-to-rook
-    return (capture + promo - params["w_loss"] * loss + typed + at_from(from_terms)
-            + w * (params["castle"] * castle - params["king_move"] * (king - castle)))
+    # Piece type on each square (0..5, 6 = none) -> each move's kind -> its table entry.
+    piece = (_per_square(ours, np.arange(6.0) - _NONE) + _NONE).astype(jnp.int32)
+    piece_i = jnp.take(piece, _MOVES["from"], axis=1)  # [B, 1858]
+    kind = jnp.where(_MOVES["fixed_kind"] >= 0, _MOVES["fixed_kind"],
+                     jnp.where(piece_i == 0, _MOVES["pawn_kind"], piece_i))
+    scores = jnp.take_along_axis(table, kind * 64 + _MOVES["to"], axis=1,
+                                 mode="promise_in_bounds")
+    return scores + jnp.take(_materialize(from_term), _MOVES["from"], axis=1)
 
 
 # --- the model --------------------------------------------------------------------------

@@ -374,7 +374,10 @@ def load_lc0(path: str | os.PathLike[str], *, dtype: Any = None,
     Args:
       path: the network file.
       dtype: compute dtype of the flax module (default float32; params stay float32).
-      precision: ``jax.lax.Precision`` for convolutions and dense layers (default: jax's).
+      precision: ``jax.lax.Precision`` for convolutions and dense layers (default: jax's,
+        which on recent GPUs may run float32 convolutions in TF32; pass
+        ``jax.lax.Precision.HIGHEST`` for full float32 there; the lc0 equivalence tests
+        run on CPU).
 
     Raises:
       ValueError: the file is not a supported classic lc0 network (the message names

@@ -174,6 +174,26 @@ class SEResNet(nn.Module):
         return ModelOutput(policy_logits.astype(jnp.float32), wdl_logits, moves_left)
 
 
+def init_params(module: SEResNet, seed: int = 0, *, bias_scale: float = 0.0) -> Any:
+    """Random parameters for ``module`` drawn with numpy (no XLA compilation).
+
+    Kernels are LeCun-normal (``N(0, 1 / fan_in)``, fan_in = every kernel dim but the
+    last); biases are ``N(0, bias_scale)`` (zeros by default). Deterministic in ``seed``.
+    """
+    shapes = jax.eval_shape(module.init, jax.random.PRNGKey(0),
+                            jnp.zeros((1, NUM_PLANES, 8, 8), jnp.float32))["params"]
+    rng = np.random.default_rng(seed)
+
+    def draw(path: Any, leaf: Any) -> np.ndarray:
+        shape = tuple(leaf.shape)
+        if jax.tree_util.keystr(path[-1:]).endswith("'kernel']"):
+            fan_in = int(np.prod(shape[:-1]))
+            return rng.normal(0.0, 1.0 / np.sqrt(fan_in), shape).astype(np.float32)
+        return rng.normal(0.0, bias_scale, shape).astype(np.float32)
+
+    return jax.tree_util.tree_map_with_path(draw, shapes)
+
+
 def model_from_module(module: SEResNet, params: Any, name: str) -> Model:
     """Wraps ``module`` and its ``params`` as a :class:`Model`.
 
@@ -233,6 +253,5 @@ def make_resnet(
         policy_channels=80 if policy == "conv" else 32, value=value, moves_left=moves_left,
         activation=activation, dtype=dtype, precision=precision,
     )
-    params = module.init(jax.random.PRNGKey(seed),
-                         jnp.zeros((1, NUM_PLANES, 8, 8), jnp.float32))["params"]
+    params = init_params(module, seed)
     return model_from_module(module, params, f"resnet:{blocks}x{filters}:{seed}")

@@ -64,7 +64,9 @@ class Searcher:
         host_expand = make_host_expand(self.expander)
         self._init = jax.jit(functools.partial(init_search, model.apply),
                              static_argnames="num_nodes")
-        self._run = jax.jit(functools.partial(run_simulations, model.apply, host_expand))
+        # the state is donated: a run updates the trees in place instead of copying them
+        self._run = jax.jit(functools.partial(run_simulations, model.apply, host_expand),
+                            donate_argnums=(1,))
 
     @property
     def bytes_per_node(self) -> int:
@@ -103,7 +105,7 @@ class Searcher:
         status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
         root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
                               zip(hists, positions, strict=True)], np.int8)
-        keys = np.stack([tree_key(seed, i) for i in range(len(boards))])
+        keys = tree_keys(seed, len(boards))
         roots = RootInputs(
             position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
             legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
@@ -118,7 +120,10 @@ class Searcher:
         return roots
 
     def run(self, batch: SearchBatch, num_simulations: int) -> SearchBatch:
-        """Continue every tree for ``num_simulations`` more simulations (resumable)."""
+        """Continue every tree for ``num_simulations`` more simulations (resumable).
+
+        The trees are updated in place: use the returned batch, not ``batch``.
+        """
         if num_simulations < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
         state = self._run(self.model.params, batch.state, jnp.int32(num_simulations))
@@ -138,13 +143,24 @@ class Searcher:
         return self.results(self.run(self.init(boards, configs, seed), num_simulations))
 
 
-def tree_key(seed: int, index: int) -> np.ndarray:
-    """The raw PRNG key (uint32 [2]) of tree ``index`` in a batch searched with ``seed``:
-    every random choice of that tree (noise, search-contempt draws) flows from it."""
+@jax.jit
+def _fold_keys(base: jax.Array, indices: jax.Array) -> jax.Array:
+    return jax.vmap(lambda i: jax.random.key_data(
+        jax.random.fold_in(jax.random.wrap_key_data(base), i)))(indices)
+
+
+def tree_keys(seed: int, count: int) -> np.ndarray:
+    """Raw PRNG keys (uint32 [count, 2]) of the trees of a batch searched with ``seed``:
+    every random choice of tree i (noise, search-contempt draws) flows from key i."""
     if not 0 <= seed < 2**63:
         raise ValueError(f"seed must be in [0, 2**63), got {seed}")
-    base = jax.random.PRNGKey(seed)
-    return np.asarray(jax.random.key_data(jax.random.fold_in(base, index)), np.uint32)
+    base = jax.random.key_data(jax.random.PRNGKey(seed))
+    return np.asarray(_fold_keys(base, jnp.arange(count, dtype=jnp.uint32)), np.uint32)
+
+
+def tree_key(seed: int, index: int) -> np.ndarray:
+    """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
+    return tree_keys(seed, index + 1)[index]
 
 
 def _root_repetitions(keys: np.ndarray, num_keys: int,

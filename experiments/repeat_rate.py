@@ -1,0 +1,15 @@
+"""Fig. 4: fraction of repeated self-play games vs move number.
+
+Usage: python experiments/repeat_rate.py
+       [--scale tiny|small|full] [--out DIR] [--seed N]
+       [--config configs/experiment_repeat_rate.yaml] [--no-progress]
+Same as `zerochess experiment repeat_rate ...`;
+writes results/repeat_rate/<scale>-seed<seed>/.
+"""
+
+import sys
+
+from zerochess.cli_games import main
+
+if __name__ == "__main__":
+    raise SystemExit(main(["experiment", "repeat_rate", *sys.argv[1:]]))
