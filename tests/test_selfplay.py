@@ -288,19 +288,20 @@ def fake_record(index: int, moves: list[str], result: str = "1/2-1/2") -> GameRe
                       stats=[MoveStat("search", 9, 0.1, (0.3, 0.4, 0.3), m, 0.5, 0.5, 0.0,
                                       (m,)) for m in moves],
                       result=result, termination="move_cap", final_fen=board.fen(),
-                      tags={"n_scl": 5}, max_plies=len(moves))
+                      tags={"n_scl": 5, "variant": "sc"}, max_plies=len(moves))
 
 
 def test_writer_recovers_partial_files(tmp_path):
-    with GameWriter(tmp_path, ["n_scl"]) as w:
+    with GameWriter(tmp_path, ["n_scl", "variant"]) as w:
         w.write(fake_record(0, ["e2e4", "e7e5"]))
         w.write(fake_record(1, ["d2d4"]))
     text = (tmp_path / "games.pgn").read_text()
-    assert '[NScl "5"]' in text
+    assert '[NScl "5"]' in text and '[TagVariant "sc"]' in text  # not a chess variant
+    assert [g.headers["GameIndex"] for g in read_pgn_games(tmp_path / "games.pgn")] == ["0", "1"]
     # game 2's PGN got out but its CSV row did not; game 3 is cut short
     with open(tmp_path / "games.pgn", "a") as f:
         f.write(str(fake_record(2, ["c2c4"]).to_pgn()) + "\n\n" + '[Event "zerochess"]\n[Gam')
-    w = GameWriter(tmp_path, ["n_scl"])
+    w = GameWriter(tmp_path, ["n_scl", "variant"])
     w.close()
     assert w.completed == {0, 1}
     assert (tmp_path / "games.pgn").read_text() == text

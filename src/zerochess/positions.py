@@ -30,8 +30,8 @@ def parse_position(fen: str = "startpos", moves: Iterable[str] = ()) -> chess.Bo
         raise UserError(f"invalid FEN {fen!r}: {err}") from None
     status = board.status()
     if status != chess.STATUS_VALID:
-        problems = [name.lower().replace("_", " ") for name, flag in chess.Status.__members__.items()
-                    if flag and status & flag]
+        problems = [name.lower().replace("_", " ")
+                    for name, flag in chess.Status.__members__.items() if flag and status & flag]
         raise UserError(f"invalid position {fen!r}: {', '.join(problems)}")
     for ply, uci in enumerate(moves):
         try:

@@ -105,12 +105,10 @@ def run(ctx: Context) -> str:
     marks = sorted({1, 5, 10, 20, cfg["max_move"]} & set(range(1, cfg["max_move"] + 1)))
     summary_rows = []
     for v in names:
-        r = {"variant": v}
-        for m in marks:
-            hit = [t for t in table if t["variant"] == v and t["move"] == m][0]
-            r[f"move {m}"] = hit["repeated_fraction"]
-            r["distinct games"] = hit["distinct_games"]
-            r["games"] = hit["games"]
+        hits = {t["move"]: t for t in table if t["variant"] == v}
+        r: dict[str, Any] = {"variant": v, "games": hits[1]["games"],
+                             "distinct games": hits[1]["distinct_games"]}
+        r.update({f"move {m}": hits[m]["repeated_fraction"] for m in marks})
         summary_rows.append(r)
     return (f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per "
             "variant. Fraction of games whose opening up to move m is shared with another "

@@ -275,7 +275,9 @@ def default_params() -> Params:
     ``wdl_scale`` (cp, logistic W/D/L mapping), ``rule50_shrink`` (eval shrink
     at rule50 = 100), ``tempo`` (cp); policy weights in pawns: ``w_capture``,
     ``w_lva``, ``w_loss``, ``w_rescue``, ``w_check``, ``w_pst`` (per cp),
-    ``under_promo``, ``king_move``, ``castle``; ``policy_scale`` (logits per pawn).
+    ``under_promo``, ``king_move``, ``castle``; ``policy_scale`` (logits per pawn near 0)
+    and ``policy_cap`` (pawns; large scores are compressed as ``s / (1 + |s| / cap)`` so a
+    free queen does not starve every other move of visits).
     """
     f32 = np.float32
     p: dict[str, Any] = {
@@ -300,7 +302,8 @@ def default_params() -> Params:
         "under_promo": 6.0,
         "king_move": 0.8,
         "castle": 1.0,
-        "policy_scale": 1.0,
+        "policy_scale": 1.5,
+        "policy_cap": 8.0,
     }
     return {k: jnp.asarray(v, jnp.float32) for k, v in p.items()}
 
@@ -556,7 +559,7 @@ def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
     see = params["see_value"]
     w = game_phase(params, feats)[:, None]  # [B, 1]
     ours = feats.ours
-    table = _materialize(kind_table(params, feats).reshape(-1, _NUM_KINDS * 64))
+    table = _materialize(kind_table(params, feats)).reshape(-1, _NUM_KINDS * 64)
 
     our_vals = _per_square(ours, see)  # [B, 64]
     threat = _hanging(our_vals, feats.their_count, feats.our_count, feats.their_min)
@@ -564,7 +567,8 @@ def policy_scores(params: Params, feats: BoardFeatures) -> jax.Array:
     from_term = params["w_rescue"] * threat - params["w_pst"] * jnp.sum(ours * pst, axis=1)
 
     # Piece type on each square (0..5, 6 = none) -> each move's kind -> its table entry.
-    piece = (_per_square(ours, np.arange(6.0) - _NONE) + _NONE).astype(jnp.int32)
+    no_piece = jnp.full_like(ours[:, :1], 0.5)
+    piece = jnp.argmax(jnp.concatenate([ours, no_piece], axis=1), axis=1).astype(jnp.int32)
     piece_i = jnp.take(piece, _MOVES["from"], axis=1)  # [B, 1858]
     kind = jnp.where(_MOVES["fixed_kind"] >= 0, _MOVES["fixed_kind"],
                      jnp.where(piece_i == 0, _MOVES["pawn_kind"], piece_i))
@@ -581,7 +585,8 @@ def builtin_apply(params: Params, planes: jax.Array) -> ModelOutput:
     planes = jnp.asarray(planes, jnp.float32)
     feats = board_features(params, planes)
     cp = evaluate_cp(params, planes, feats)
-    logits = params["policy_scale"] * policy_scores(params, feats)
+    scores = policy_scores(params, feats)
+    logits = params["policy_scale"] * scores / (1.0 + jnp.abs(scores) / params["policy_cap"])
     return ModelOutput(policy_logits=logits, wdl_logits=wdl_log_probs(params, cp),
                        moves_left=None)
 

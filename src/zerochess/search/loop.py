@@ -22,9 +22,9 @@ from zerochess.search.config import SearchParams
 from zerochess.search.selection import contempt_uniform, select_child
 from zerochess.search.tree import (
     HISTORY,
-    K,
     STATUS_ONGOING,
     STATUS_REPETITION,
+    K,
     Tree,
     is_terminal,
     terminal_value,

@@ -17,19 +17,18 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from zerochess.chess.state import PositionArrays, position_hash
+from zerochess.chess.state import position_hash
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
 from zerochess.search.loop import _evaluate, _expansion_shapes
 from zerochess.search.results import SearchResult, _decode_line
 from zerochess.search.tree import (
-    HISTORY,
-    K,
     REPETITION_WINDOW,
     STATUS_CHECKMATE,
     STATUS_ONGOING,
     STATUS_REPETITION,
     STATUS_STALEMATE,
+    K,
 )
 
 POLICIES = ("muzero", "gumbel")
@@ -55,7 +54,8 @@ def _make_recurrent_fn(apply_fn, host_expand, temperature):
         plies = jnp.arange(1, REPETITION_WINDOW + 1)[None, :]
         keys = _keys_window(emb["keys"], emb["key"])  # positions before the child, newest first
         hit = (jnp.all(keys == key[:, None], -1) & (plies % 2 == 0)
-               & (plies <= c_rule50[:, None].astype(jnp.int32)) & (plies <= emb["num_keys"][:, None] + 1))
+               & (plies <= c_rule50[:, None].astype(jnp.int32))
+               & (plies <= emb["num_keys"][:, None] + 1))
         count = hit.sum(-1)
         nearest = jnp.where(hit.any(-1), jnp.argmax(hit, -1) + 1, 0)
         rep_draw = (count >= 2) | ((count == 1) & (nearest <= depth))

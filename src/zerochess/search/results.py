@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import MOVES, index_to_move
-from zerochess.search.tree import K, STATUS_CHECKMATE, Tree
+from zerochess.search.tree import STATUS_CHECKMATE, K, Tree
 
 PV_LENGTH = 16
 
@@ -112,7 +112,8 @@ class TemperatureSchedule:
             if moves >= self.decay_delay_moves + self.decay_moves:
                 temperature = 0.0
             elif moves >= self.decay_delay_moves:
-                temperature *= (self.decay_delay_moves + self.decay_moves - moves) / self.decay_moves
+                left = self.decay_delay_moves + self.decay_moves - moves
+                temperature *= left / self.decay_moves
             temperature = max(temperature, self.endgame_temperature)
         return temperature
 

@@ -131,8 +131,16 @@ BASE_FIELDS = ["index", "white", "black", "result", "score_white", "termination"
                "opening", "seed", "start_fen", "final_fen", "moves"]
 
 
+# PGN headers with a meaning of their own (a "Variant" header would change the rules)
+_RESERVED = {"Event", "Site", "Date", "Round", "White", "Black", "Result", "Variant", "FEN",
+             "SetUp", "Termination", "PlyCount", "Opening", "Seed", "GameIndex",
+             "Adjudication", "TimeControl", "ECO", "Annotator", "Mode", "WhiteElo", "BlackElo"}
+
+
 def _tag_name(key: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in re.split(r"[_\W]+", str(key)) if p)
+    """The PGN header of a game tag: CamelCase, prefixed with "Tag" where it would clash."""
+    name = "".join(p[:1].upper() + p[1:] for p in re.split(r"[_\W]+", str(key)) if p)
+    return f"Tag{name}" if name in _RESERVED else name
 
 
 def read_games_csv(path: str | Path) -> list[dict[str, str]]:

@@ -1,0 +1,188 @@
+"""Invariants of the search (hypothesis), tree capacity, determinism, search-contempt
+statistics, and mate-in-one on the built-in evaluator."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from zerochess.chess.expander import Expander
+from zerochess.neural import load_model
+from zerochess.neural.toy import linear_model
+from zerochess.search.api import NoLegalMovesError, Searcher
+from zerochess.search.config import SearchConfig
+from zerochess.search.tree import bytes_per_node
+
+BATCH, NODES = 4, 33
+
+
+def _random_board(seed: int, plies: int) -> chess.Board:
+    rng = random.Random(seed)
+    board = chess.Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    while board.is_game_over():
+        board.pop()
+    return board
+
+
+@pytest.fixture(scope="module")
+def searcher():
+    return Searcher(linear_model(seed=2), max_nodes=NODES, expander=Expander(0))
+
+
+def _check_tree(batch, boards):
+    t = {k: np.asarray(getattr(batch.state.tree, k)) for k in
+         ("visits", "wl_sum", "d_sum", "edge_child", "num_legal", "status", "parent",
+          "node_count")}
+    for b in range(len(boards)):
+        used = t["node_count"][b]
+        for n in range(used):
+            children = t["edge_child"][b, n]
+            kids = children[children >= 0]
+            assert np.all(kids < used)
+            assert np.all(t["parent"][b, kids] == n)
+            if kids.size:  # an expanded node: its own evaluation + one visit per simulation
+                assert t["visits"][b, n] == 1 + t["visits"][b, kids].sum()
+            q = t["wl_sum"][b, n] / t["visits"][b, n]
+            d = t["d_sum"][b, n] / t["visits"][b, n]
+            assert -1 - 1e-5 <= q <= 1 + 1e-5 and -1e-5 <= d <= 1 + 1e-5
+        assert np.all(t["visits"][b, used:] == 0)
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seeds=st.lists(st.integers(0, 10_000), min_size=BATCH, max_size=BATCH),
+       plies=st.integers(0, 60), sims=st.integers(1, NODES - 1),
+       cpuct=st.floats(0.1, 5.0), fpu=st.floats(0.0, 1.0), absolute=st.booleans(),
+       n_scl=st.one_of(st.none(), st.integers(1, 20)), eps=st.floats(0.0, 0.5),
+       seed=st.integers(0, 2**31))
+def test_invariants(searcher, seeds, plies, sims, cpuct, fpu, absolute, n_scl, eps, seed):
+    boards = [_random_board(s, plies) for s in seeds]
+    cfg = SearchConfig(cpuct=cpuct, fpu_value=fpu, fpu_absolute=absolute, n_scl=n_scl,
+                       dirichlet_epsilon=eps)
+    batch = searcher.run(searcher.init(boards, cfg, seed), sims)
+    _check_tree(batch, boards)
+    results = searcher.results(batch)
+    for board, res in zip(boards, results, strict=True):
+        assert res.root_visits == sims + 1
+        assert res.visits.sum() == sims
+        assert np.all(np.isnan(res.q) | (np.abs(res.q) <= 1 + 1e-5))
+        assert abs(res.prior.sum() - 1) < 1e-4
+        for move, pv in zip(res.moves, res.pvs, strict=True):
+            b = board.copy()
+            for m in [move, *pv]:
+                assert b.is_legal(m)
+                b.push(m)
+    again = searcher.results(searcher.run(searcher.init(boards, cfg, seed), sims))
+    for x, y in zip(results, again, strict=True):  # determinism under a seed
+        assert list(x.visits) == list(y.visits) and x.pv == y.pv
+        np.testing.assert_array_equal(x.prior, y.prior)
+
+
+def test_noise_depends_on_seed(searcher):
+    boards = [_random_board(s, 10) for s in range(BATCH)]
+    cfg = SearchConfig(dirichlet_epsilon=0.25)
+    a = searcher.results(searcher.init(boards, cfg, seed=1))
+    b = searcher.results(searcher.init(boards, cfg, seed=2))
+    assert not np.allclose(a[0].prior, b[0].prior)
+
+
+def test_resumable_equals_one_run(searcher):
+    boards = [_random_board(s, 20) for s in range(BATCH)]
+    cfg = SearchConfig(n_scl=3)
+    one = searcher.results(searcher.run(searcher.init(boards, cfg, 4), 30))
+    batch = searcher.init(boards, cfg, 4)
+    for chunk in (7, 0, 13, 10):
+        batch = searcher.run(batch, chunk)
+        searcher.results(batch)  # reading in between must not disturb the search
+    two = searcher.results(batch)
+    for x, y in zip(one, two, strict=True):
+        assert list(x.visits) == list(y.visits)
+
+
+def test_full_tree_stops_cleanly():
+    s = Searcher(linear_model(seed=2), max_nodes=10, expander=Expander(0))
+    boards = [_random_board(s_, 12) for s_ in range(3)]
+    batch = s.run(s.init(boards, SearchConfig(), 0), 40)
+    _check_tree(batch, boards)
+    for res in s.results(batch):
+        assert res.nodes_used == 10
+        assert res.out_of_nodes and res.dropped_simulations > 0
+        assert res.root_visits + res.dropped_simulations >= 41 - 1
+
+
+def test_bytes_per_node_target():
+    assert bytes_per_node() <= 4096
+
+
+def test_no_legal_moves_is_an_error(searcher):
+    mated = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    with pytest.raises(NoLegalMovesError, match="checkmate"):
+        searcher.init([mated], SearchConfig())
+
+
+def test_frozen_nodes_follow_frozen_distribution():
+    """After freezing, visits at a frozen opponent node are multinomial(frozen / n_scl)."""
+    n_scl, sims = 4, 120
+    s = Searcher(linear_model(seed=4), max_nodes=sims + 1, expander=Expander(0))
+    boards = [_random_board(seed, 8 + seed % 30) for seed in range(24)]
+    batch = s.run(s.init(boards, SearchConfig(n_scl=n_scl), seed=0), sims)
+    t = batch.state.tree
+    frozen, child = np.asarray(t.frozen), np.asarray(t.edge_child)
+    visits, depth = np.asarray(t.visits), np.asarray(t.depth)
+    chi2, dof, nodes = 0.0, 0, 0
+    for b, n in zip(*np.nonzero(frozen.sum(-1) > 0), strict=True):
+        assert depth[b, n] % 2 == 1 and frozen[b, n].sum() == n_scl
+        now = np.where(child[b, n] >= 0, visits[b, np.maximum(child[b, n], 0)], 0)
+        after = now - frozen[b, n]
+        assert np.all(after >= 0)
+        assert np.all(after[frozen[b, n] == 0] == 0)  # never a child outside the frozen set
+        total = after.sum()
+        support = frozen[b, n] > 0
+        if total < 10 or support.sum() < 2:
+            continue
+        expected = total * frozen[b, n][support] / n_scl
+        chi2 += float((((after[support] - expected) ** 2) / expected).sum())
+        dof += int(support.sum()) - 1
+        nodes += 1
+    assert nodes >= 5, "too few frozen nodes with enough visits to test"
+    assert stats.chi2.sf(chi2, dof) > 1e-3, (chi2, dof)
+
+
+MATES_IN_ONE = [  # (FEN, the mating move, checked against python-chess below)
+    ("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", "a1a8"),
+    ("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4", "f3f7"),
+    ("rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq g3 0 2", "d8h4"),
+    ("6rk/6pp/8/6N1/8/8/8/6K1 w - - 0 1", "g5f7"),
+    ("k7/8/1K6/8/8/8/8/7R w - - 0 1", "h1h8"),
+    ("6k1/5ppp/8/8/8/8/1Q3PPP/6K1 w - - 0 1", "b2b8"),
+]
+
+
+def _gives_mate(board: chess.Board, move: chess.Move) -> bool:
+    after = board.copy()
+    after.push(move)
+    return after.is_checkmate()
+
+
+def test_mate_in_one_found_with_64_visits_on_builtin():
+    s = Searcher(load_model("builtin"), max_nodes=65)
+    boards = [chess.Board(fen) for fen, _ in MATES_IN_ONE]
+    for (_, uci), board in zip(MATES_IN_ONE, boards, strict=True):
+        mates = [m.uci() for m in board.legal_moves if _gives_mate(board, m)]
+        assert mates == [uci]
+    for board, res in zip(boards, s.search(boards, SearchConfig(), 64), strict=True):
+        after = board.copy()
+        after.push(res.best_move)
+        assert after.is_checkmate(), (board.fen(), res.best_move)
+        assert res.mates[res.best_index]
