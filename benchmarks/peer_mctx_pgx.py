@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,12 +124,15 @@ def states_from_boards(boards: Sequence[chess.Board], seed: int = 0) -> Any:
     env = _env()
     boards = list(boards)
     n = len(boards)
+    initial = jax.jit(env.init)(jax.random.PRNGKey(seed))
     starts = []
-    for i, board in enumerate(boards):
+    for board in boards:
         if _standard_start(board):
-            starts.append(env.init(jax.random.PRNGKey(seed + i)))
+            starts.append(initial)
         else:
-            starts.append(from_fen(board.root().fen()))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                starts.append(from_fen(board.root().fen()))
     state = _stack_states(starts)
     plies = max((len(b.move_stack) for b in boards), default=0)
     actions = np.zeros((plies, n), np.int32)
@@ -166,8 +170,6 @@ def _replay_step() -> Any:
 
 def states_from_fens(fens: Sequence[str]) -> Any:
     """Batched pgx states of FEN strings (``from_fen``; no history before the position)."""
-    import warnings
-
     from pgx.experimental.chess import from_fen
 
     with warnings.catch_warnings():

@@ -149,6 +149,7 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
 
 
 _SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
+_COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
 
 
 def get_searcher(model: Any, max_nodes: int) -> Any:
@@ -172,7 +173,6 @@ class SearchBackend:
         while shrink_tail and sizes[-1] // 2 >= min_batch:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
-        self.compiled: set[int] = set()
         self.per_tree_seeds: bool | None = None  # does Searcher.init take one seed per tree?
 
     def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
@@ -217,8 +217,12 @@ class SearchBackend:
             for i in range(n):
                 if nodes[i] == level:
                     out[i] = results[i]
-        self.compiled.add(size)
+        _COMPILED.add((id(self.searcher), size))
         return out  # type: ignore[return-value]
+
+    def is_compiled(self, size: int) -> bool:
+        """Whether a batch of ``size`` has been searched before (so no jit compile now)."""
+        return (id(self.searcher), size) in _COMPILED
 
 
 class _Progress:
@@ -343,7 +347,7 @@ def play_games(
                 seeds = [search_seed(lv.spec.seed, ply)
                          for lv, ply in zip(searching, plies, strict=True)]
                 size = backend.size_for(len(searching), not queue)
-                step_compiled = size not in backend.compiled
+                step_compiled = not backend.is_compiled(size)
                 ts = time.perf_counter()
                 results = backend.search([lv.board for lv in searching],
                                          [p.search for p in pl], [p.nodes for p in pl],
