@@ -186,3 +186,14 @@ def test_mate_in_one_found_with_64_visits_on_builtin():
         after.push(res.best_move)
         assert after.is_checkmate(), (board.fen(), res.best_move)
         assert res.mates[res.best_index]
+
+
+def test_changing_values_never_recompiles(searcher):
+    boards = [_random_board(s, 14) for s in range(BATCH)]
+    searcher.run(searcher.init(boards, SearchConfig(), 0), 3)
+    runs, inits = searcher._run._cache_size(), searcher._init._cache_size()
+    mixed = [SearchConfig(cpuct=3.0, n_scl=2), SearchConfig(fpu_absolute=True, fpu_value=-0.5),
+             SearchConfig(selection="alphazero"), SearchConfig(dirichlet_epsilon=0.3)]
+    for sims in (1, 5, 11):
+        searcher.run(searcher.init(boards, mixed, sims), sims)
+    assert searcher._run._cache_size() == runs and searcher._init._cache_size() == inits

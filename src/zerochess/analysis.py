@@ -46,15 +46,16 @@ def _cached_model(spec: str) -> Model:
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_searcher(model: Model, max_nodes: int) -> Searcher:
-    return Searcher(model, max_nodes=max_nodes)
+def _cached_searcher(model: Model, max_nodes: int, workers: int | None) -> Searcher:
+    return Searcher(model, max_nodes=max_nodes, num_workers=workers)
 
 
 def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
             search: str = "puct", contempt_limit: int | None = None,
             model: str | Model = "builtin", seed: int = 0,
             config: SearchConfig | None = None,
-            progress: Callable[[int, int], None] | None = None) -> list[SearchResult]:
+            progress: Callable[[int, int], None] | None = None,
+            workers: int | None = None) -> list[SearchResult]:
     """Search one or many positions as one batch.
 
     Args:
@@ -65,6 +66,7 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
       model: "builtin", "resnet:BxF", a path to an lc0 .pb.gz, or a Model.
       config: a full SearchConfig instead of ``search``/``contempt_limit``.
       progress: called as ``progress(done, total)`` while the search runs.
+      workers: host move-generation processes (None: one per core; 0: inline).
 
     Returns:
       One SearchResult per position (``.to_dataframe()`` for a table).
@@ -82,7 +84,9 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         raise UserError(f"visits must be >= 1, got {visits}")
     net = model if isinstance(model, Model) else _cached_model(model)
     cfg = config if config is not None else search_config(search, contempt_limit)
-    searcher = _cached_searcher(net, visits + 1)
+    if workers is not None and workers < 0:
+        raise UserError(f"workers must be >= 0, got {workers}")
+    searcher = _cached_searcher(net, visits + 1, workers)
     if search in ("muzero", "gumbel") and config is None:
         from zerochess.search.mctx_policies import MctxSearcher
 

@@ -24,6 +24,8 @@ def _add_analyse(sub: argparse._SubParsersAction) -> None:
                    help="search-contempt N_scl (with --search contempt; default 5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model", default="builtin", help="builtin, resnet:BxF, or an lc0 .pb.gz")
+    p.add_argument("--workers", type=int, default=None,
+                   help="host move-generation processes (default: one per core; 0 = inline)")
     p.add_argument("--include-policy", action="store_true",
                    help="add the raw network policy over the legal moves")
     p.add_argument("--json", action="store_true", help="one JSON object per position per line")
@@ -123,7 +125,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
     try:
         results = analyse([b for _, b in items], visits=args.visits, search=args.search,
                           contempt_limit=args.contempt_limit, model=args.model, seed=args.seed,
-                          progress=progress)
+                          progress=progress, workers=args.workers)
     finally:
         if bar is not None:
             bar.stop()

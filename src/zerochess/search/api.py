@@ -127,6 +127,9 @@ class Searcher:
         if num_simulations < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
         state = self._run(self.model.params, batch.state, jnp.int32(num_simulations))
+        # Wait here: the run calls back into Python (host expansion); an asynchronous
+        # run still in flight at interpreter exit would call into a finalizing runtime.
+        jax.block_until_ready(state)
         return dataclasses.replace(batch, state=state)
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
