@@ -19,8 +19,8 @@ games, cycled to fill each batch):
   batch of leaves vs raw python-chess (``Board(fen)`` + ``push`` +
   ``list(legal_moves)`` + ``is_game_over()``) per leaf.
 
-``--quick``: B=256, S=64 only, with a 2x32 SE-ResNet on both sides; the last
-line printed is ``ratio_vs_mctx_pgx: X``.
+``--quick``: B=256, S=64 only, the SE-ResNet only (no built-in evaluator row), a
+2x32 SE-ResNet on both sides; the last line printed is ``ratio_vs_mctx_pgx: X``.
 """
 
 from __future__ import annotations
@@ -388,7 +388,7 @@ def print_report(res: dict[str, Any], net_note: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=max(Console().width, 110))
     table = Table(title="zerochess search throughput (simulations/s)")
     for col in ("model", "B", "S", "compile s", "init s", "run s", "sims/s", "sims/s excl init",
                 "dropped"):
@@ -426,14 +426,22 @@ def _grid_arg(values: Sequence[int] | None, default: Sequence[int]) -> list[int]
     return values
 
 
+def lc0_peer() -> Any:
+    """The ``benchmarks.lc0_peer`` module (``main(args) -> int``), or None if absent."""
+    if importlib.util.find_spec("benchmarks.lc0_peer") is None:
+        return None
+    return importlib.import_module("benchmarks.lc0_peer")
+
+
 def main(args: Any) -> int:
     """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json)."""
     if getattr(args, "vs_lc0", False):
-        if importlib.util.find_spec("benchmarks.lc0_peer") is None:
+        peer = lc0_peer()
+        if peer is None:
             print("bench --vs-lc0: the lc0 comparison (benchmarks/lc0_peer.py) is not "
                   "available in this checkout", file=sys.stderr)
             return 2
-        return int(importlib.import_module("benchmarks.lc0_peer").main(args) or 0)
+        return int(peer.main(args) or 0)
 
     quick = bool(getattr(args, "quick", False))
     if quick:
@@ -455,9 +463,11 @@ def main(args: Any) -> int:
             f"sides{' (--quick: tiny net)' if quick else ''}; ratio at B={ratio_point[0]}, "
             f"S={ratio_point[1]}, ours including init / mctx gumbel_muzero_policy + pgx "
             "including root evaluation")
-    print(f"grid: B in {batches} x S in {sims}; models: builtin, resnet:{net[0]}x{net[1]}")
+    models = f"resnet:{net[0]}x{net[1]}" if quick else f"builtin, resnet:{net[0]}x{net[1]}"
+    print(f"grid: B in {batches} x S in {sims}; models: {models}"
+          + (" (--quick skips the built-in evaluator to stay within 3 minutes)" if quick else ""))
     t0 = time.perf_counter()
-    res = run_bench(batches, sims, net, ratio_point)
+    res = run_bench(batches, sims, net, ratio_point, builtin=not quick)
     res["total_s"] = time.perf_counter() - t0
     res["quick"] = quick
     if getattr(args, "json", None):

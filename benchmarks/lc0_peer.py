@@ -410,6 +410,19 @@ class Disagreement:
     lc0_visits: tuple[int, int]  # lc0's N of (lc0's move, our move)
     ours_visits: tuple[int, int]  # our N of (lc0's move, our move)
     kl: float
+    lc0_most_visited: str  # lc0's most visited move (differs from its best on proven results)
+
+    @property
+    def kind(self) -> str:
+        """``proven`` (lc0's bestmove is not its most visited move: a proven win/loss
+        from lc0's bound propagation), ``close`` (the two moves within 20% of each other's
+        visits on both sides), else ``differ``."""
+        if self.lc0_most_visited != self.lc0_move:
+            return "proven"
+        (la, lb), (oa, ob) = self.lc0_visits, self.ours_visits
+        if lb >= 0.8 * la and oa >= 0.8 * ob:
+            return "close"
+        return "differ"
 
 
 @dataclasses.dataclass
@@ -458,7 +471,8 @@ def compare(boards: Sequence[chess.Board], lc0: Sequence[Lc0Search],
         disagreements.append(Disagreement(
             index=i, fen=board.fen(), plies=len(board.move_stack), lc0_move=a.uci(),
             ours_move=b.uci(), lc0_visits=(theirs.visits.get(a, 0), theirs.visits.get(b, 0)),
-            ours_visits=(ours_of.get(a, 0), ours_of.get(b, 0)), kl=kl))
+            ours_visits=(ours_of.get(a, 0), ours_of.get(b, 0)), kl=kl,
+            lc0_most_visited=max(theirs.visits, key=theirs.visits.__getitem__).uci()))
     return Agreement(positions=len(boards), same=same, kl=kls, disagreements=disagreements)
 
 
@@ -544,12 +558,16 @@ def main(args: argparse.Namespace) -> int:
           f"(target {100 * AGREEMENT_TARGET:.0f}%), KL(lc0 || zerochess) of root visits: "
           f"mean {agreement.kl_mean:.4f}, median {agreement.kl_median:.4f} nats "
           f"(eps {KL_EPSILON:g})", flush=True)
-    print(f"disagreements: {len(agreement.disagreements)}", flush=True)
+    kinds = {k: sum(d.kind == k for d in agreement.disagreements)
+             for k in ("close", "proven", "differ")}
+    print(f"disagreements: {len(agreement.disagreements)} ({kinds['close']} close calls within "
+          f"20% of visits on both sides, {kinds['proven']} where lc0's bestmove is a proven "
+          f"result it visited less, {kinds['differ']} other)", flush=True)
     if agreement.share < AGREEMENT_TARGET or quick:
         for d in agreement.disagreements:
             print(f"  #{d.index} ply {d.plies} {d.fen}: lc0 {d.lc0_move} "
                   f"(lc0 N {d.lc0_visits[0]} vs {d.lc0_visits[1]}), zerochess {d.ours_move} "
-                  f"(our N {d.ours_visits[1]} vs {d.ours_visits[0]}), KL {d.kl:.3f}",
+                  f"(our N {d.ours_visits[1]} vs {d.ours_visits[0]}), KL {d.kl:.3f} [{d.kind}]",
                   flush=True)
 
     ratio = ours_nps / lc0_nps
@@ -570,7 +588,7 @@ def main(args: argparse.Namespace) -> int:
             "agreement": {"share": agreement.share, "same": agreement.same,
                           "kl_mean": agreement.kl_mean, "kl_median": agreement.kl_median,
                           "kl_epsilon": KL_EPSILON, "target": AGREEMENT_TARGET,
-                          "disagreements": [dataclasses.asdict(d)
+                          "disagreements": [dataclasses.asdict(d) | {"kind": d.kind}
                                             for d in agreement.disagreements]},
             "ratio_vs_lc0": ratio,
         }

@@ -256,7 +256,8 @@ def make_peer_net(blocks: int, filters: int, seed: int = 0,
 
 def make_search(module: PeerNet, num_simulations: int,
                 max_num_considered_actions: int = 16) -> Any:
-    """A jitted ``(params, rng_key, states[B]) -> mctx.PolicyOutput`` (root eval + search)."""
+    """A jitted ``(params, rng_key, states[B]) -> (action [B], action_weights [B, 4672])``:
+    root evaluation + ``mctx.gumbel_muzero_policy``."""
     env = _env()
 
     def forward(params: Any, state: Any) -> tuple[jax.Array, jax.Array]:
@@ -277,13 +278,15 @@ def make_search(module: PeerNet, num_simulations: int,
                                       value=value), state
 
     @jax.jit
-    def search(params: Any, rng_key: jax.Array, states: Any) -> mctx.PolicyOutput:
+    def search(params: Any, rng_key: jax.Array, states: Any) -> tuple[jax.Array, jax.Array]:
         logits, value = forward(params, states)
         root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-        return mctx.gumbel_muzero_policy(
+        out = mctx.gumbel_muzero_policy(
             params=params, rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
             num_simulations=num_simulations, invalid_actions=~states.legal_action_mask,
             max_num_considered_actions=max_num_considered_actions)
+        # only what a caller uses: the dense tree is not copied out of the program
+        return out.action, out.action_weights
 
     return search
 
@@ -299,8 +302,9 @@ def tree_bytes_per_node(num_actions: int = NUM_ACTIONS,
     from mctx._src.search import instantiate_tree_from_root
 
     if embedding is None:
+        env = _env()  # import pgx outside any trace: its module constants must stay concrete
         embedding = jax.eval_shape(lambda: jax.tree.map(lambda x: x[None],
-                                                        _env().init(jax.random.PRNGKey(0))))
+                                                        env.init(jax.random.PRNGKey(0))))
     root = mctx.RootFnOutput(
         prior_logits=jax.ShapeDtypeStruct((1, num_actions), jnp.float32),
         value=jax.ShapeDtypeStruct((1,), jnp.float32), embedding=embedding)
@@ -357,16 +361,16 @@ def run_peer(boards_or_fens: Sequence[chess.Board | str], batch: int, sims: int,
     search = make_search(module, sims)
     key = jax.random.PRNGKey(seed)
     t0 = time.perf_counter()
-    out = search(params, key, states)
-    jax.block_until_ready(out.action)
+    action, _ = search(params, key, states)
+    jax.block_until_ready(action)
     compile_s = time.perf_counter() - t0
 
     times = []
     for r in range(max(1, repeats)):
         k = jax.random.fold_in(key, r + 1)
         t0 = time.perf_counter()
-        out = search(params, k, states)
-        jax.block_until_ready(out.action)
+        action, _ = search(params, k, states)
+        jax.block_until_ready(action)
         times.append(time.perf_counter() - t0)
     best = min(times)
     per_node = tree_bytes_per_node()
@@ -376,5 +380,5 @@ def run_peer(boards_or_fens: Sequence[chess.Board | str], batch: int, sims: int,
         "convert_s": convert_s, "bytes_per_node": per_node,
         "tree_gb": per_node["total"] * batch * (sims + 1) / 1e9,
         "actions_legal": bool(np.all(np.take_along_axis(
-            np.asarray(states.legal_action_mask), np.asarray(out.action)[:, None], 1))),
+            np.asarray(states.legal_action_mask), np.asarray(action)[:, None], 1))),
     }

@@ -320,12 +320,13 @@ def test_free_capture_beats_every_quiet_move() -> None:
 
 
 def test_mvv_lva_and_capture_safety() -> None:
-    # White can take a queen or a pawn with the knight, or the queen with a pawn.
-    board = chess.Board("4k3/8/8/2q1p3/3P4/3N4/8/4K3 w - - 0 1")
+    # Undefended black rook c5 (takeable by the b4 pawn or the d3 knight) and pawn f4;
+    # no white piece is attacked, so only the capture terms differ.
+    board = chess.Board("4k3/8/8/2r5/1P3p2/3N4/8/4K3 w - - 0 1")
     p = priors(board)
-    assert p["d4c5"] > p["d3c5"] > p["d3e5"]  # pawn takes queen first; queen before pawn
+    assert p["b4c5"] > p["d3c5"] > p["d3f4"]  # least valuable attacker first; rook > pawn
     quiet = [m.uci() for m in board.legal_moves if not board.is_capture(m)]
-    assert p["d3e5"] > _best_of(p, quiet)
+    assert p["d3f4"] > _best_of(p, quiet)
     # Queen takes a pawn defended by a pawn (loses the queen) < a safe quiet move.
     board = chess.Board("4k3/3p4/4p3/8/8/8/8/4QK2 w - - 0 1")
     p = priors(board)

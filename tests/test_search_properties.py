@@ -197,3 +197,17 @@ def test_changing_values_never_recompiles(searcher):
     for sims in (1, 5, 11):
         searcher.run(searcher.init(boards, mixed, sims), sims)
     assert searcher._run._cache_size() == runs and searcher._init._cache_size() == inits
+
+
+def test_per_tree_budgets_and_seeds(searcher):
+    boards = [_random_board(s, 16) for s in range(BATCH)]
+    cfg = SearchConfig(n_scl=2, dirichlet_epsilon=0.25)
+    budgets = [3, 0, 17, 9]
+    seeds = [10, 11, 12, 13]
+    res = searcher.results(searcher.run(searcher.init(boards, cfg, seeds), budgets))
+    assert [r.root_visits - 1 for r in res] == budgets
+    for i in (0, 2):  # a tree's search depends only on its position, config, seed and budget
+        alone = searcher.results(searcher.run(
+            searcher.init([boards[i]] * BATCH, cfg, [seeds[i]] * BATCH), budgets[i]))
+        assert list(alone[BATCH - 1].visits) == list(res[i].visits)
+        np.testing.assert_array_equal(alone[0].prior, res[i].prior)

@@ -230,7 +230,10 @@ def test_same_seed_same_games_other_seed_other_games(run_a, tmp_path):
 
 
 def test_resume_after_interruption(tmp_path):
-    cfg = puct_only(games=10)
+    # search-contempt draws + root noise + temperature: all seeded per game, slot-independent
+    white = {"name": "puct", "nodes": 16, "search": {"dirichlet_epsilon": 0.25},
+             "temperature": {"temperature": 1.0, "endgame_temperature": 0.5}}
+    cfg = tiny_config(games=10, white=white, openings={"type": "startpos"})
     full = tmp_path / "full"
     run_selfplay(cfg, full, progress=False)
     part = tmp_path / "part"
@@ -265,11 +268,7 @@ def test_batch_independence_with_per_tree_seeds(tmp_path):
     from zerochess.selfplay.runner import get_searcher
 
     searcher = get_searcher(get_model("builtin"), 17)
-    try:
-        searcher.init([chess.Board()] * 8, SearchConfig(), seed=list(range(8)))
-    except TypeError:
-        pytest.skip("Searcher.init takes one seed per batch: games are slot-independent "
-                    "only in their temperature choices")
+    searcher.init([chess.Board()] * 8, SearchConfig(), seed=list(range(8)))
     cfg = tiny_config(games=6, openings={"type": "startpos"})
     a = run_selfplay(cfg, tmp_path / "a", progress=False)
     b = run_selfplay(dataclasses.replace(cfg, games=9), tmp_path / "b", progress=False)

@@ -110,7 +110,9 @@ def _positive(value: int, name: str) -> int:
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``selfplay``, ``match`` and ``experiment`` to a CLI's subparsers."""
     p = subparsers.add_parser("selfplay", help="batched self-play from a YAML config",
-                              description=cmd_selfplay.__doc__)
+                              description="Batched self-play from a YAML config (keys: "
+                              "zerochess.selfplay.config). Writes DIR/games.pgn and games.csv; "
+                              "an existing DIR is resumed.")
     p.add_argument("--config", required=True, help="YAML file (e.g. configs/selfplay_tiny.yaml)")
     p.add_argument("--out", help="output folder (default results/selfplay/<name>); an "
                    "existing one is resumed")
@@ -120,7 +122,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:  # type: ig
     p.set_defaults(func=cmd_selfplay)
 
     p = subparsers.add_parser("match", help="a match: config vs config or a UCI engine",
-                              description=cmd_match.__doc__)
+                              description="A match from a YAML config (zerochess.match.match): "
+                              "colours alternate, openings paired; prints W/D/L, score, Elo "
+                              "with a 95% interval and LOS.")
     p.add_argument("--config", required=True, help="YAML file (e.g. configs/match_example.yaml)")
     p.add_argument("--out", help="output folder (default results/match/<name>); resumed")
     p.add_argument("--seed", type=int, help="override the config's seed")
@@ -128,7 +132,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:  # type: ig
     p.set_defaults(func=cmd_match)
 
     p = subparsers.add_parser("experiment", help="a search-contempt experiment",
-                              description=cmd_experiment.__doc__)
+                              description="Run a search-contempt experiment; writes "
+                              "results/NAME/SCALE-seedSEED/ (config, versions, CSV, PNG, "
+                              "summary.md). See experiments/README.md.")
     p.add_argument("name", help=f"one of: {', '.join(EXPERIMENT_NAMES)}")
     p.add_argument("--scale", default="tiny", help="tiny (minutes on a CPU), small, full "
                    "(the paper's scale)")

@@ -14,7 +14,8 @@ term (the side to move may cash in its best capture; a second hanging piece of
 its own is likely lost), shrunk toward a draw as the rule50 count grows. The
 centipawn score is mapped to (win, draw, loss) by a logistic win expectancy with
 a draw margin: ``W = sigmoid((cp - m) / s)``, ``L = sigmoid((-cp - m) / s)``,
-``D = 1 - W - L`` (so the draw share shrinks as ``|cp|`` grows).
+``D = 1 - W - L`` (so the draw share shrinks as ``|cp|`` grows), the scale ``s``
+widening with ``|cp|`` so that big leads keep a slope.
 
 Policy: a score in pawns for each of lc0's 1858 moves, computed on a dense
 ``[B, 64 (from), 64 (to)]`` grid and gathered once: captures by MVV-LVA with a
@@ -271,11 +272,13 @@ def default_params() -> Params:
     Keys: ``mg_value``/``eg_value`` [6], ``mg_pst``/``eg_pst`` [6, 64] (a1 = 0 from
     the owner's side), ``phase_inc`` [6], ``see_value`` [6] (pawns), and scalar
     weights: ``threat`` (share of the best capture credited to the side to move),
-    ``hang2`` (share of its second hanging piece debited), ``draw_margin`` and
-    ``wdl_scale`` (cp, logistic W/D/L mapping), ``rule50_shrink`` (eval shrink
-    at rule50 = 100), ``tempo`` (cp); policy weights in pawns: ``w_capture``,
+    ``hang2`` (share of its second hanging piece debited), ``draw_margin``,
+    ``wdl_scale`` (cp) and ``wdl_spread`` (logistic W/D/L mapping), ``rule50_shrink``
+    (eval shrink at rule50 = 100), ``tempo`` (cp), ``mop_up`` (end-game king-chase
+    scale, see ``mop_up_weight``); policy weights in pawns: ``w_capture``,
     ``w_lva``, ``w_loss``, ``w_rescue``, ``w_check``, ``w_pst`` (per cp),
-    ``under_promo``, ``king_move``, ``castle``; ``policy_scale`` (logits per pawn near 0)
+    ``under_promo``, ``king_move``, ``castle``, ``mop_up_policy`` (per square the
+    strong king gets closer); ``policy_scale`` (logits per pawn near 0)
     and ``policy_cap`` (pawns; large scores are compressed as ``s / (1 + |s| / cap)`` so a
     free queen does not starve every other move of visits).
     """
@@ -291,8 +294,11 @@ def default_params() -> Params:
         "hang2": 0.5,
         "draw_margin": 150.0,
         "wdl_scale": 100.0,
+        "wdl_spread": 0.2,
         "rule50_shrink": 0.6,
         "tempo": 10.0,
+        "mop_up": 1.0,
+        "mop_up_policy": 0.3,
         "w_capture": 0.5,
         "w_lva": 0.1,
         "w_loss": 1.0,
@@ -471,13 +477,37 @@ def _hanging(values: jax.Array, attacked: jax.Array, defended: jax.Array,
     return jnp.where(attacked > 0, loss, 0.0)
 
 
+_ROW = (np.arange(64) // 8).astype(np.float32)
+_COL = (np.arange(64) % 8).astype(np.float32)
+_CENTER_DISTANCE = (np.maximum(3 - _ROW, _ROW - 4) + np.maximum(3 - _COL, _COL - 4))
+
+
+def _king_distance(feats: BoardFeatures, to_every_square: bool = False) -> jax.Array:
+    """Manhattan distance from their king to our king [B] (or to every square [B, 64])."""
+    row, col = feats.theirs[:, 5] @ _ROW, feats.theirs[:, 5] @ _COL  # [B]
+    if not to_every_square:
+        return (jnp.abs(feats.ours[:, 5] @ _ROW - row) + jnp.abs(feats.ours[:, 5] @ _COL - col))
+    return jnp.abs(_ROW[None] - row[:, None]) + jnp.abs(_COL[None] - col[:, None])
+
+
+def mop_up_weight(params: Params, feats: BoardFeatures) -> jax.Array:
+    """[B] in [-1, 1]: how clearly won an end game is, signed for the side to move.
+
+    ``sign(lead) * clip((|lead| - 200) / 300, 0, 1) * (1 - phase)`` with ``lead`` the
+    tapered material balance (cp): 0 in the middle game or when material is close."""
+    lead = material_cp(params, feats)
+    strength = jnp.clip((jnp.abs(lead) - 200.0) / 300.0, 0.0, 1.0)
+    return jnp.sign(lead) * strength * (1.0 - game_phase(params, feats))
+
+
 def evaluate_cp(params: Params, planes: jax.Array,
                 feats: BoardFeatures | None = None) -> jax.Array:
     """[B] static evaluation (cp) for the side to move of ``planes`` [B, 112, 8, 8].
 
     Tapered PeSTO material + PST, tempo, ``threat`` x the best static-exchange gain
-    available to the mover minus ``hang2`` x the second piece of its own en prise,
-    scaled toward 0 as rule50 grows past 20.
+    available to the mover minus ``hang2`` x the second piece of its own en prise, an
+    end-game mop-up term (weak king to the edge, kings together), all scaled toward 0 as
+    rule50 grows past 20.
     """
     if feats is None:
         feats = board_features(params, planes)
@@ -498,14 +528,28 @@ def evaluate_cp(params: Params, planes: jax.Array,
     cp = (static + params["tempo"]
           + 100.0 * (params["threat"] * gains.max(-1) - params["hang2"] * second_loss))
 
+    # Mop-up: with a clear lead in an end game, drive the weak king to the edge and
+    # bring the kings together (gives the search a slope toward mate).
+    lead = mop_up_weight(params, feats)  # [B], > 0 when the mover is the strong side
+    weak_king = jnp.where(lead[:, None] > 0, feats.theirs[:, 5], feats.ours[:, 5])
+    edge = weak_king @ _CENTER_DISTANCE  # 0 (centre) .. 6 (corner)
+    cp = cp + params["mop_up"] * lead * (10.0 * edge + 4.0 * (14.0 - _king_distance(feats)))
+
     rule50 = planes[:, _RULE50_PLANE, 0, 0]
     shrink = params["rule50_shrink"] * jnp.clip((rule50 - 20.0) / 80.0, 0.0, 1.0)
     return cp * (1.0 - shrink)
 
 
 def wdl_log_probs(params: Params, cp: jax.Array) -> jax.Array:
-    """[B, 3] log (W, D, L) for centipawns ``cp`` [B] (logistic with a draw margin)."""
-    m, s = params["draw_margin"], params["wdl_scale"]
+    """[B, 3] log (W, D, L) for centipawns ``cp`` [B]: logistic with a draw margin ``m``.
+
+    The logistic's scale widens with ``|cp|`` (``s = wdl_scale + wdl_spread * |cp|``), so a
+    big lead still has a slope (W tops out near ``sigmoid(1 / wdl_spread)``): without it
+    a queen up and a queen-and-rook up both read W = 1.000 and the search cannot make
+    progress toward mate.
+    """
+    m = params["draw_margin"]
+    s = params["wdl_scale"] + params["wdl_spread"] * jnp.abs(cp)
     x_win = (cp - m) / s
     x_loss = (-cp - m) / s
     draw = jax.nn.sigmoid(-x_win) - jax.nn.sigmoid(x_loss)  # = 1 - W - L > 0
@@ -546,6 +590,10 @@ def kind_table(params: Params, feats: BoardFeatures) -> jax.Array:
     promo = _KINDS["promo"] * (landed_val - see[0]) - params["under_promo"] * _KINDS["under"]
     rook = feats.ours[:, 3:4]  # [B, 1, 64]: king-to-rook = castling
     king = w * (params["castle"] * rook - params["king_move"] * (1.0 - rook))
+    # Mop-up: the strong side's king walks toward the weak king.
+    chase = jax.nn.relu(mop_up_weight(params, feats))[:, None, None]
+    approach = _king_distance(feats)[:, None, None] - _king_distance(feats, True)[:, None, :]
+    king = king + params["mop_up_policy"] * chase * approach
     terms = [capture, -params["w_loss"] * loss, jnp.broadcast_to(promo, capture.shape),
              _KINDS["is_king"] * king]
     terms += [landed[i][None] * dest[:, i, None, :] for i in range(6)]  # dest of landed type

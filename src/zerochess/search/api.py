@@ -73,8 +73,13 @@ class Searcher:
         return bytes_per_node()
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
-             = SearchConfig(), seed: int = 0) -> SearchBatch:
-        """Trees for ``boards`` (with their move history), each holding its evaluated root."""
+             = SearchConfig(), seed: int | Sequence[int] = 0) -> SearchBatch:
+        """Trees for ``boards`` (with their move history), each holding its evaluated root.
+
+        ``seed``: one seed for the batch (tree i draws from ``tree_key(seed, i)``), or one
+        seed per tree (tree i draws from ``tree_key(seed[i], 0)``), which makes a tree's
+        randomness independent of its batch slot and neighbours.
+        """
         boards = list(boards)
         if not boards:
             raise ValueError("no positions to search")
@@ -88,7 +93,8 @@ class Searcher:
                            num_nodes=self.max_nodes)
         return SearchBatch(tuple(b.copy() for b in boards), state)
 
-    def prepare_roots(self, boards: Sequence[chess.Board], seed: int) -> RootInputs:
+    def prepare_roots(self, boards: Sequence[chess.Board], seed: int | Sequence[int]
+                      ) -> RootInputs:
         """Host side of init: root positions, legal moves, history and random keys."""
         positions, hists = [], []
         for i, board in enumerate(boards):
@@ -105,7 +111,13 @@ class Searcher:
         status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
         root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
                               zip(hists, positions, strict=True)], np.int8)
-        keys = tree_keys(seed, len(boards))
+        if isinstance(seed, (int, np.integer)):
+            keys = tree_keys(int(seed), len(boards))
+        else:
+            seeds = list(seed)
+            if len(seeds) != len(boards):
+                raise ValueError(f"{len(seeds)} seeds for {len(boards)} positions")
+            keys = np.stack([tree_keys(int(s), 1)[0] for s in seeds])
         roots = RootInputs(
             position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
             legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
@@ -119,14 +131,18 @@ class Searcher:
         )
         return roots
 
-    def run(self, batch: SearchBatch, num_simulations: int) -> SearchBatch:
-        """Continue every tree for ``num_simulations`` more simulations (resumable).
+    def run(self, batch: SearchBatch, num_simulations: int | Sequence[int]) -> SearchBatch:
+        """Continue the trees for ``num_simulations`` more simulations (resumable).
 
-        The trees are updated in place: use the returned batch, not ``batch``.
+        ``num_simulations`` is one count for all trees or one per tree (trees that are
+        done sit idle while the others go on). The trees are updated in place: use the
+        returned batch, not ``batch``.
         """
-        if num_simulations < 0:
+        counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
+        if counts.min(initial=0) < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
-        state = self._run(self.model.params, batch.state, jnp.int32(num_simulations))
+        limit = batch.state.tree.simulations + jnp.asarray(counts, jnp.int32)
+        state = self._run(self.model.params, batch.state, limit, jnp.int32(counts.max()))
         # Wait here: the run calls back into Python (host expansion); an asynchronous
         # run still in flight at interpreter exit would call into a finalizing runtime.
         jax.block_until_ready(state)

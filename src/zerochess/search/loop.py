@@ -250,16 +250,18 @@ def init_search(apply_fn, model_params, params: SearchParams, roots: RootInputs,
     return SearchState(tree=t, params=params, root_policy=raw)
 
 
-def simulate(apply_fn, host_expand: HostExpand, model_params, state: SearchState) -> SearchState:
-    """One simulation for every tree of the batch."""
+def simulate(apply_fn, host_expand: HostExpand, model_params, state: SearchState,
+             limit: chex.Array) -> SearchState:
+    """One simulation for every tree of the batch whose simulation count is below ``limit``."""
     tree, params = state.tree, state.params
+    on = tree.simulations < limit  # [B]
     batch, num_nodes = tree.visits.shape
     b = jnp.arange(batch)
     node, slot, depth = jax.vmap(_select_leaf)(tree, params)
-    is_new = slot >= 0
+    is_new = (slot >= 0) & on
     room = tree.node_count < num_nodes
     expand = is_new & room
-    revisit = ~is_new
+    revisit = (slot < 0) & on
     move = tree.edge_move[b, node, jnp.maximum(slot, 0)]
     out = jax.pure_callback(
         host_expand, _expansion_shapes(batch),
@@ -312,13 +314,14 @@ def simulate(apply_fn, host_expand: HostExpand, model_params, state: SearchState
     frozen = tree.frozen.at[b, jnp.where(freeze >= 0, freeze, num_nodes)].set(
         child_visits, mode="drop")
     tree = tree.replace(visits=visits, wl_sum=wl_sum, d_sum=d_sum, frozen=frozen,
-                        simulations=tree.simulations + 1)
+                        simulations=tree.simulations + on.astype(jnp.int32))
     return state.replace(tree=tree)
 
 
 def run_simulations(apply_fn, host_expand: HostExpand, model_params, state: SearchState,
-                    num_simulations: chex.Array) -> SearchState:
-    """``num_simulations`` more simulations (a traced count: no recompilation)."""
+                    limit: chex.Array, num_steps: chex.Array) -> SearchState:
+    """Simulate until every tree has ``limit`` [B] simulations (``num_steps`` = the most
+    any tree needs; both traced, so no recompilation)."""
     return jax.lax.fori_loop(
-        0, num_simulations,
-        lambda _, s: simulate(apply_fn, host_expand, model_params, s), state)
+        0, num_steps,
+        lambda _, s: simulate(apply_fn, host_expand, model_params, s, limit), state)

@@ -33,7 +33,7 @@ from zerochess.selfplay._api import Searcher, SearchResult
 from zerochess.selfplay.config import PlayerSpec
 from zerochess.selfplay.openings import Opening
 from zerochess.selfplay.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
-from zerochess.selfplay.seeding import derive_seed, move_rng, search_seed
+from zerochess.selfplay.seeding import move_rng, search_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,13 +60,13 @@ class RunStats:
     # (time since start, positions, nodes, wall seconds of the step, compiled this step)
     steps: list[tuple[float, int, int, float, bool]] = dataclasses.field(default_factory=list)
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> dict[str, Any]:
         """Rates overall and in the first / last 10% of the run's time.
 
         Head/tail rates use the wall time of the steps in the window (search plus host
         work); the steps that compiled a batch size are left out.
         """
-        out: dict[str, float] = {
+        out: dict[str, Any] = {
             "games": self.games, "positions": self.positions, "nodes": self.nodes,
             "seconds": round(self.seconds, 2), "compile_seconds": round(self.compile_seconds, 2),
         }
@@ -88,6 +88,11 @@ class RunStats:
                 out[f"{name}_positions_per_s"] = pos[mask].sum() / s if s else math.nan
                 out[f"{name}_nodes_per_s"] = nodes[mask].sum() / s if s else math.nan
             out["tail_over_head"] = out["tail_nodes_per_s"] / out["head_nodes_per_s"]
+            edges = np.linspace(t0, t1, 11)
+            bucket = np.clip(np.searchsorted(edges, t, side="left") - 1, 0, 9)
+            out["deciles_positions_per_s"] = [  # type: ignore[assignment]
+                round(float(pos[bucket == k].sum() / secs[bucket == k].sum()), 2)
+                if secs[bucket == k].sum() else None for k in range(10)]
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
 
 
@@ -173,23 +178,11 @@ class SearchBackend:
         while shrink_tail and sizes[-1] // 2 >= min_batch:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
-        self.per_tree_seeds: bool | None = None  # does Searcher.init take one seed per tree?
 
     def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
-        """``Searcher.init`` with one seed per tree when the searcher supports it.
-
-        Otherwise one batch seed derived from all the trees' seeds: still reproducible
-        for a given run, but then the search randomness (noise, search-contempt draws)
-        of a game depends on its batch neighbours and slot.
-        """
-        if self.per_tree_seeds is not False:
-            try:
-                state = self.searcher.init(boards, configs, seed=list(seeds))
-                self.per_tree_seeds = True
-                return state
-            except TypeError:
-                self.per_tree_seeds = False
-        return self.searcher.init(boards, configs, seed=derive_seed(*seeds))
+        """``Searcher.init`` with one seed per tree: a game's search randomness (noise,
+        search-contempt draws) depends only on its own seed, not on its batch slot."""
+        return self.searcher.init(boards, configs, seed=list(seeds))
 
     def size_for(self, live: int, queue_empty: bool) -> int:
         """The batch size to use for ``live`` searching games."""

@@ -1,0 +1,94 @@
+"""Smoke tests of the ``zerochess bench`` harness (``benchmarks/``): tiny nets, B=2, S=4."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+pytest.importorskip("pgx")
+
+from benchmarks import bench, peer_mctx_pgx  # noqa: E402
+
+RATIO_RE = re.compile(r"ratio_vs_mctx_pgx: \d+\.\d{2}")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_positions_are_seeded_middlegames() -> None:
+    a = bench.bench_positions(6, seed=3)
+    b = bench.bench_positions(6, seed=3)
+    assert [x.fen() for x in a] == [x.fen() for x in b]
+    assert all(not x.is_game_over() and len(x.move_stack) >= 20 for x in a)
+    assert [x.fen() for x in bench.fill(a, 8)][6:] == [a[0].fen(), a[1].fen()]
+
+
+@pytest.mark.parametrize("fen", [
+    "r3k2r/pPpp1ppp/8/3Pp3/8/8/P1PP1PPP/R3K2R w KQkq e6 0 1",  # ep, castling, promotions
+    "r3k2r/pppp1ppp/8/8/3pP3/8/PPPP1PpP/R3K2R b KQkq e3 0 1",  # black: ep, castling, promos
+    "1n2k3/P7/8/8/8/8/6p1/4K2R w K - 0 1",  # capture- and push-promotions
+])
+def test_move_to_action_matches_pgx_legal_mask(fen: str) -> None:
+    board = chess.Board(fen)
+    state = peer_mctx_pgx.states_from_fens([fen])
+    mask = np.asarray(state.legal_action_mask[0])
+    actions = {peer_mctx_pgx.move_to_action(board, m) for m in board.legal_moves}
+    assert len(actions) == board.legal_moves.count()
+    assert actions == set(np.flatnonzero(mask).tolist())
+
+
+def test_harness_figures_and_ratio_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from zerochess.chess.expander import Expander
+
+    lines: list[str] = []
+    with Expander(0) as expander:
+        res = bench.run_bench([2], [4], net=(1, 8), ratio_point=(2, 4), builtin=False,
+                              num_positions=3, host_leaves=16, expander=expander,
+                              log=lines.append)
+    (point,) = res["ours"]
+    assert point["batch"] == 2 and point["sims"] == 4 and point["dropped"] == 0
+    for key in ("compile_s", "init_s", "run_s", "sims_per_s", "sims_per_s_excl_init"):
+        assert point[key] > 0, key
+    peer = res["peer"]
+    assert peer["sims_per_s"] > 0 and peer["compile_s"] > 0 and peer["actions_legal"]
+    assert res["ratio"] > 0 and res["peak_rss_mb"] > 0
+    assert 0 < res["bytes_per_node"]["ours"] < res["bytes_per_node"]["mctx_dense_4672"]
+    assert res["bytes_per_node"]["mctx_dense_4672"] == 5 * 4 + 6 * 4 * 4672
+    hb = res["host_boundary"]
+    assert hb["expand_batch_us_per_leaf"] > 0 and hb["python_chess_us_per_leaf"] > 0
+    assert hb["ratio"] > 0
+    bench.print_report(res, "net body: SE-ResNet 1x8")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert RATIO_RE.fullmatch(out[-1]), out[-1]
+    assert out[-1] == bench.ratio_line(res["ratio"])
+    assert bench.ratio_line(None) == "ratio_vs_mctx_pgx: n/a"
+
+
+def test_vs_lc0_delegates_or_says_missing(monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    args = types.SimpleNamespace(quick=True, vs_lc0=True, batch=None, sims=None, json=None)
+    monkeypatch.setattr(bench, "lc0_peer", lambda: None)
+    assert bench.main(args) == 2
+    assert "lc0_peer.py" in capsys.readouterr().err
+    seen: list[object] = []
+    fake = types.SimpleNamespace(main=lambda a: seen.append(a) or 0)
+    monkeypatch.setattr(bench, "lc0_peer", lambda: fake)
+    assert bench.main(args) == 0 and seen == [args]
+
+
+@pytest.mark.slow
+def test_bench_quick_end_to_end(tmp_path: Path) -> None:
+    out_json = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from zerochess.cli import main; "
+         "sys.exit(main(['bench', '--quick', '--json', sys.argv[1]]))", str(out_json)],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert RATIO_RE.fullmatch(last), last
+    assert out_json.exists()
