@@ -95,7 +95,9 @@ _MOVE_STATS = re.compile(
     r"N:\s*(?P<n>\d+)\s+"
     r"\(\+\s*(?P<inflight>\d+)\s*\)\s+"
     r"\(P:\s*(?P<p>[-+0-9.eE]+)%\)"
+    r"(?:\s+\(WL:\s*(?P<wl>[-+0-9.eE]+|-\.-+)\))?"
 )
+_TERMINAL = re.compile(r"\(T\)\s*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,7 +106,10 @@ class MoveStat:
 
     ``move`` is the UCI string as lc0 prints it, or ``"node"`` for the root's own line;
     ``visits`` the completed visits ``N``, ``in_flight`` the ``(+ k)`` visits still
-    being evaluated, ``prior`` the search policy P as a fraction.
+    being evaluated, ``prior`` the search policy P as a fraction, ``wl`` the child's
+    W - L (``None`` when lc0 prints ``-.-----`` for an unvisited child), ``terminal``
+    whether lc0 marks it ``(T)``: a game end or a result proven by lc0's bound
+    propagation (then ``wl`` is exactly -1, 0 or 1).
     """
 
     move: str
@@ -112,6 +117,8 @@ class MoveStat:
     visits: int
     in_flight: int
     prior: float
+    wl: float | None = None
+    terminal: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -129,30 +136,41 @@ def parse_move_stats(line: str) -> MoveStat | None:
     match = _MOVE_STATS.match(text)
     if match is None:
         return None
+    wl = match["wl"]
     return MoveStat(move=match["move"], policy_index=int(match["index"]),
                     visits=int(match["n"]), in_flight=int(match["inflight"]),
-                    prior=float(match["p"]) / 100.0)
+                    prior=float(match["p"]) / 100.0,
+                    wl=None if wl is None or wl.startswith("-.") else float(wl),
+                    terminal=_TERMINAL.search(text) is not None)
 
 
-def lc0_root_visits(board: chess.Board, lines: Sequence[str]
-                    ) -> tuple[dict[chess.Move, int], int | None]:
-    """Per-move visits of the root's children and the root's own ``N`` from lc0's
-    VerboseMoveStats lines of one search of ``board`` (later lines win).
+def lc0_root_stats(board: chess.Board, lines: Sequence[str]
+                   ) -> tuple[dict[chess.Move, MoveStat], MoveStat | None]:
+    """The root children's stats and the root's own line from lc0's VerboseMoveStats
+    lines of one search of ``board`` (later lines win).
 
     Moves are converted to python-chess moves of ``board`` (lc0 may print castling
     as king-to-rook; :meth:`chess.Board.parse_uci` accepts both forms).
     """
-    visits: dict[chess.Move, int] = {}
-    root: int | None = None
+    stats: dict[chess.Move, MoveStat] = {}
+    root: MoveStat | None = None
     for line in lines:
         stat = parse_move_stats(line)
         if stat is None:
             continue
         if stat.is_root:
-            root = stat.visits
+            root = stat
         else:
-            visits[board.parse_uci(stat.move)] = stat.visits
-    return visits, root
+            stats[board.parse_uci(stat.move)] = stat
+    return stats, root
+
+
+def lc0_root_visits(board: chess.Board, lines: Sequence[str]
+                    ) -> tuple[dict[chess.Move, int], int | None]:
+    """Per-move visits of the root's children and the root's own ``N``
+    (see :func:`lc0_root_stats`)."""
+    stats, root = lc0_root_stats(board, lines)
+    return {m: s.visits for m, s in stats.items()}, None if root is None else root.visits
 
 
 # --- finding lc0 and Maia ------------------------------------------------------------------
@@ -224,6 +242,7 @@ class Lc0Search:
 
     best_move: chess.Move
     visits: dict[chess.Move, int]
+    proven: dict[chess.Move, float]  # children lc0 marks (T), with their exact W - L
     nodes: int
     time_s: float
     wall_s: float
@@ -304,9 +323,13 @@ class Lc0Engine:
         wall = time.perf_counter() - start
         if best.move is None:
             raise RuntimeError(f"lc0 returned no move for {board.fen()}")
-        visits, root = lc0_root_visits(board, strings)
-        total = int(last.get("nodes", root or sum(visits.values()) + 1))
-        return Lc0Search(best_move=best.move, visits=visits, nodes=total,
+        stats, root = lc0_root_stats(board, strings)
+        visits = {m: s.visits for m, s in stats.items()}
+        proven = {m: float(s.wl if s.wl is not None else math.nan)
+                  for m, s in stats.items() if s.terminal}
+        fallback = root.visits if root is not None else sum(visits.values()) + 1
+        total = int(last.get("nodes", fallback))
+        return Lc0Search(best_move=best.move, visits=visits, proven=proven, nodes=total,
                          time_s=float(last.get("time", wall)), wall_s=wall)
 
     def close(self) -> None:
@@ -411,13 +434,15 @@ class Disagreement:
     ours_visits: tuple[int, int]  # our N of (lc0's move, our move)
     kl: float
     lc0_most_visited: str  # lc0's most visited move (differs from its best on proven results)
+    lc0_proven: dict[str, float]  # of the two moves, those lc0 proved (T): their W - L
 
     @property
     def kind(self) -> str:
-        """``proven`` (lc0's bestmove is not its most visited move: a proven win/loss
-        from lc0's bound propagation), ``close`` (the two moves within 20% of each other's
-        visits on both sides), else ``differ``."""
-        if self.lc0_most_visited != self.lc0_move:
+        """``proven``: lc0 settled one of the two moves as a proven win/loss by its bound
+        propagation (its ``(T)`` mark, or a bestmove that is not its most visited move);
+        ``close``: the two moves within 20% of each other's visits on both sides;
+        else ``differ``."""
+        if self.lc0_most_visited != self.lc0_move or self.lc0_proven:
             return "proven"
         (la, lb), (oa, ob) = self.lc0_visits, self.ours_visits
         if lb >= 0.8 * la and oa >= 0.8 * ob:
@@ -472,7 +497,8 @@ def compare(boards: Sequence[chess.Board], lc0: Sequence[Lc0Search],
             index=i, fen=board.fen(), plies=len(board.move_stack), lc0_move=a.uci(),
             ours_move=b.uci(), lc0_visits=(theirs.visits.get(a, 0), theirs.visits.get(b, 0)),
             ours_visits=(ours_of.get(a, 0), ours_of.get(b, 0)), kl=kl,
-            lc0_most_visited=max(theirs.visits, key=theirs.visits.__getitem__).uci()))
+            lc0_most_visited=max(theirs.visits, key=theirs.visits.__getitem__).uci(),
+            lc0_proven={m.uci(): theirs.proven[m] for m in (a, b) if m in theirs.proven}))
     return Agreement(positions=len(boards), same=same, kl=kls, disagreements=disagreements)
 
 
@@ -561,14 +587,15 @@ def main(args: argparse.Namespace) -> int:
     kinds = {k: sum(d.kind == k for d in agreement.disagreements)
              for k in ("close", "proven", "differ")}
     print(f"disagreements: {len(agreement.disagreements)} ({kinds['close']} close calls within "
-          f"20% of visits on both sides, {kinds['proven']} where lc0's bestmove is a proven "
-          f"result it visited less, {kinds['differ']} other)", flush=True)
+          f"20% of visits on both sides, {kinds['proven']} where lc0 proved one of the two "
+          f"moves a win/loss by bound propagation, {kinds['differ']} other)", flush=True)
     if agreement.share < AGREEMENT_TARGET or quick:
         for d in agreement.disagreements:
             print(f"  #{d.index} ply {d.plies} {d.fen}: lc0 {d.lc0_move} "
                   f"(lc0 N {d.lc0_visits[0]} vs {d.lc0_visits[1]}), zerochess {d.ours_move} "
-                  f"(our N {d.ours_visits[1]} vs {d.ours_visits[0]}), KL {d.kl:.3f} [{d.kind}]",
-                  flush=True)
+                  f"(our N {d.ours_visits[1]} vs {d.ours_visits[0]}), KL {d.kl:.3f} [{d.kind}"
+                  + "".join(f", lc0 proved {m} WL {wl:+.0f}" for m, wl in d.lc0_proven.items())
+                  + "]", flush=True)
 
     ratio = ours_nps / lc0_nps
     if json_path:

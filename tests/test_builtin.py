@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover - the encoder is another module's job
 PARAMS = bi.default_params()
 APPLY = jax.jit(bi.builtin_apply)
 FEATURES = jax.jit(bi.board_features)
+EVAL_CP = jax.jit(bi.evaluate_cp)
 PAD = 32  # batches are padded to a multiple of this, so a few shapes are compiled
 
 # PeSTO's published piece values and game-phase increments (P N B R Q K).
@@ -268,6 +269,19 @@ def test_value_orders_by_material_edge() -> None:
     np.testing.assert_array_less(expected_score(flipped)[1:], -0.3)
 
 
+def test_value_sees_a_free_capture_for_the_side_to_move() -> None:
+    # Black is a queen for a rook up, but White to move takes the undefended queen.
+    hanging = chess.Board("4k3/p7/8/3q4/8/8/3R4/4K3 w - - 0 1")
+    defended = chess.Board("4k3/8/4p3/3q4/8/8/3R4/4K3 w - - 0 1")  # e6 pawn guards d5
+    assert _plain_material(hanging) < -300
+    s_hanging, s_defended = expected_score([hanging, defended])
+    assert s_hanging > -0.3 and s_hanging > s_defended + 0.3
+    # without the capture term the material deficit would dominate
+    planes, _ = _batch([hanging])
+    no_threat = dict(PARAMS, threat=jnp.float32(0.0))
+    assert float(EVAL_CP(no_threat, planes)[0]) < float(EVAL_CP(PARAMS, planes)[0]) - 400
+
+
 def test_colour_symmetry() -> None:
     """A position and its colour-flipped mirror are the same for the side to move."""
     boards = random_positions(16, seed=6) + [chess.Board(f) for f, _ in UP_MATERIAL]
@@ -294,6 +308,9 @@ def test_wdl_mapping_and_rule50() -> None:
     np.testing.assert_allclose(wdl[:, 0], wdl[::-1, 2], atol=1e-6)  # W(cp) = L(-cp)
     assert wdl[2, 1] > wdl[3, 1] > wdl[4, 1]  # the draw share shrinks as |eval| grows
     assert 0.3 < wdl[2, 1] < 0.8
+    # big leads keep a slope (the search can still tell a queen from a queen and a rook)
+    big = np.exp(np.asarray(bi.wdl_log_probs(PARAMS, jnp.array([1000.0, 1500.0, 3000.0]))))
+    assert big[1, 0] - big[0, 0] > 0.01 and big[2, 0] > big[1, 0]
 
     fresh = chess.Board("8/8/4k3/8/8/3RK3/8/8 w - - 0 60")
     stale = chess.Board("8/8/4k3/8/8/3RK3/8/8 w - - 90 60")
@@ -386,6 +403,33 @@ def test_castling_preferred_to_king_walk() -> None:
     p = priors(board)
     assert p["e1g1"] > p["e1f1"] and p["e1g1"] > p["e1e2"]
     assert p["e1g1"] == max(p.values())
+
+
+def test_endgame_mop_up_drives_the_weak_king() -> None:
+    # Same material (K+Q vs K): the weak king in a corner is better for the strong side...
+    corner = chess.Board("k7/8/8/8/8/8/8/3QK3 w - - 0 1")
+    centre = chess.Board("8/8/8/3k4/8/8/8/Q3K3 w - - 0 1")
+    near = chess.Board("k7/8/2K5/8/8/8/8/3Q4 w - - 0 1")
+    s_corner, s_centre, s_near = expected_score([corner, centre, near])
+    assert s_corner > s_centre and s_near > s_corner
+    # the mop-up term is what widens the corner/centre gap (in centipawns)
+    planes, _ = _batch([corner, centre])
+    with_mop = np.asarray(EVAL_CP(PARAMS, planes))[:2]
+    no_mop = np.asarray(EVAL_CP(dict(PARAMS, mop_up=jnp.float32(0.0)), planes))[:2]
+    assert with_mop[0] - with_mop[1] > no_mop[0] - no_mop[1] + 20
+    # ...and bad for the weak side when it is to move.
+    weak_to_move = chess.Board("k7/8/8/8/8/8/8/3QK3 b - - 0 1")
+    assert expected_score([weak_to_move])[0] < -0.5
+    # The strong king's moves toward the weak king are preferred to moves away.
+    board = chess.Board("8/8/8/8/2k5/8/8/4K2Q w - - 0 1")
+    p = priors(board)
+    now = chess.square_manhattan_distance(chess.E1, chess.C4)
+    king_moves = {m.uci(): chess.square_manhattan_distance(m.to_square, chess.C4) - now
+                  for m in board.legal_moves if m.from_square == chess.E1}
+    toward = [m for m, d in king_moves.items() if d < 0]
+    away = [m for m, d in king_moves.items() if d > 0]
+    assert toward and away
+    assert min(p[m] for m in toward) > max(p[m] for m in away)
 
 
 # --- a small search ----------------------------------------------------------------------

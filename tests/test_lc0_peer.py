@@ -54,15 +54,18 @@ def _board(moves: str) -> chess.Board:
 def test_parse_move_stats_fields():
     stat = lc0_peer.parse_move_stats(ITALIAN_LINES[1])
     assert stat == lc0_peer.MoveStat(move="d2d4", policy_index=293, visits=8, in_flight=1,
-                                     prior=pytest.approx(0.1165))
+                                     prior=pytest.approx(0.1165), wl=pytest.approx(0.04116),
+                                     terminal=False)
     unvisited = lc0_peer.parse_move_stats(ITALIAN_LINES[0])  # WL/D/M shown as -.---
     assert (unvisited.move, unvisited.visits, unvisited.policy_index) == ("e1f1", 0, 101)
+    assert unvisited.wl is None and not unvisited.terminal
     root = lc0_peer.parse_move_stats(ITALIAN_LINES[3])
     assert root.is_root and root.visits == 57 and root.in_flight == 7
     promo = lc0_peer.parse_move_stats(PROMOTION_LINES[1])
     assert (promo.move, promo.policy_index, promo.visits) == ("b7b8q", 1801, 46)
     mate = lc0_peer.parse_move_stats(MATE_LINE)  # terminal marker (T) at the end
     assert (mate.move, mate.visits, mate.prior) == ("h5f7", 48, pytest.approx(0.7666))
+    assert mate.terminal and mate.wl == 1.0
     # python-chess hands over the text after "info string"
     assert lc0_peer.parse_move_stats(ITALIAN_LINES[1][len("info string "):]) == stat
 
@@ -86,6 +89,9 @@ def test_root_visits_maps_lc0_moves_to_board_moves():
     visits, root = lc0_peer.lc0_root_visits(promo_board, PROMOTION_LINES)
     assert root == 51 and visits[chess.Move.from_uci("b7b8q")] == 46
     assert visits[chess.Move.from_uci("b7b8n")] == 0
+    mate_board = _board("e2e4 e7e5 f1c4 b8c6 d1h5 g8f6")
+    stats, root = lc0_peer.lc0_root_stats(mate_board, [MATE_LINE])
+    assert root is None and stats[chess.Move.from_uci("h5f7")].terminal
 
 
 def test_kl_divergence():

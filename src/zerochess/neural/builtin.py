@@ -11,30 +11,34 @@ without recompiling.
 Value: PeSTO material + piece-square tables, tapered between middle game and end
 game by the non-pawn material left, plus a one-move static-exchange "threat"
 term (the side to move may cash in its best capture; a second hanging piece of
-its own is likely lost), shrunk toward a draw as the rule50 count grows. The
+its own is likely lost) and an end-game mop-up term (with a clear lead: weak king
+to the edge, kings together), shrunk toward a draw as the rule50 count grows. The
 centipawn score is mapped to (win, draw, loss) by a logistic win expectancy with
 a draw margin: ``W = sigmoid((cp - m) / s)``, ``L = sigmoid((-cp - m) / s)``,
 ``D = 1 - W - L`` (so the draw share shrinks as ``|cp|`` grows), the scale ``s``
 widening with ``|cp|`` so that big leads keep a slope.
 
-Policy: a score in pawns for each of lc0's 1858 moves, computed on a dense
-``[B, 64 (from), 64 (to)]`` grid and gathered once: captures by MVV-LVA with a
+Policy: a score in pawns for each of lc0's 1858 moves, ``TABLE[kind, to] +
+FROM_TERM[from]`` where the kind (pawn push / capture, N B R Q K, q/r/b promotion
+push / capture) is read from the mover's square: captures by MVV-LVA with a
 static-exchange safety check of the destination, promotions (queen high,
-under-promotions low), checks (squares from which each piece type attacks the
-enemy king, sliders scanned with blockers; discovered checks ignored), rescuing
-a threatened piece (e.g. one attacked by an enemy pawn), piece-square gain, and
-castling / early king moves. Illegal moves get arbitrary logits: the search masks
-them.
+under-promotions low), checks (squares from which each piece type attacks the enemy
+king, sliders scanned with blockers; discovered checks ignored), rescuing a
+threatened piece (e.g. one attacked by an enemy pawn), piece-square gain, castling /
+early king moves, and the strong king walking toward the weak one in won end games.
+Scores are softly capped and scaled into logits. Illegal moves get arbitrary logits:
+the search masks them.
 
-All geometry uses shifts of ``[..., 8, 8]`` bitboards (``lax.pad`` with negative
-padding), so the jitted function is a handful of fused elementwise loops, two
-small batched contractions and one gather.
+Attack geometry uses row-packed uint8 bitboards ([..., 8] bytes, one per rank) and
+shifts; all tables are numpy constants built at import. The jitted function is a few
+dozen small fused kernels and one gather of [B, 1858].
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import chess
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -218,7 +222,7 @@ _NUM_KINDS = 14
 _NONE = 6
 _KIND_PIECE = np.array([0, 1, 2, 3, 4, 5, _NONE, 0, 0, 0, 0, 0, 0, 0], np.int32)
 _KIND_PUSH = np.array([1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0], np.float32)
-_PROMO_KIND = {chess_type: i for i, chess_type in enumerate((5, 4, 3))}  # Q R B -> 0 1 2
+_PROMO_KIND = {chess.QUEEN: 0, chess.ROOK: 1, chess.BISHOP: 2}  # offset within 8..10 / 11..13
 
 
 def _kind_tables() -> dict[str, np.ndarray]:
@@ -298,7 +302,7 @@ def default_params() -> Params:
         "rule50_shrink": 0.6,
         "tempo": 10.0,
         "mop_up": 1.0,
-        "mop_up_policy": 0.3,
+        "mop_up_policy": 0.8,
         "w_capture": 0.5,
         "w_lva": 0.1,
         "w_loss": 1.0,

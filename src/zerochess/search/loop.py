@@ -19,7 +19,7 @@ import numpy as np
 from zerochess.chess.encoding import planes_from_arrays
 from zerochess.chess.state import PositionArrays, position_hash
 from zerochess.search.config import SearchParams
-from zerochess.search.selection import contempt_uniform, select_child
+from zerochess.search.selection import select_child, simulation_bits, uniform_at_depth
 from zerochess.search.tree import (
     HISTORY,
     STATUS_ONGOING,
@@ -139,13 +139,15 @@ def _select_leaf(tree: Tree, params: SearchParams) -> tuple[chex.Array, chex.Arr
     """Descend from the root of one tree: (node, slot, depth). slot = -1: ``node`` is a
     terminal node visited again; else the edge (node, slot) leads to a new leaf."""
 
+    bits = simulation_bits(tree.rng_key, tree.simulations)
+
     def cond(c):
         return ~c[3]
 
     def body(c):
         node, _, depth, _ = c
         term = is_terminal(tree.status[node], tree.num_legal[node], node == 0)
-        u = contempt_uniform(tree.rng_key, tree.simulations, depth)
+        u = uniform_at_depth(bits, depth)
         slot = select_child(tree, params, node, depth, u)
         child = tree.edge_child[node, slot]
         stop = term | (child < 0)

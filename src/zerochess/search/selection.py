@@ -21,13 +21,27 @@ from zerochess.search.tree import Tree
 _NEG_INF = -jnp.inf
 
 
+def simulation_bits(key: chex.Array, simulation: chex.Array) -> chex.Array:
+    """32 random bits of one tree's simulation (one threefry draw per simulation)."""
+    k = jax.random.fold_in(jax.random.wrap_key_data(key), simulation)
+    return jax.random.bits(k, (), jnp.uint32)
+
+
+def uniform_at_depth(bits: chex.Array, depth: chex.Array) -> chex.Array:
+    """A uniform in [0, 1) for ``depth`` from a simulation's bits (murmur3's finaliser)."""
+    x = bits ^ (depth.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))
+    x = (x ^ (x >> 16)) * jnp.uint32(0x85EBCA6B)
+    x = (x ^ (x >> 13)) * jnp.uint32(0xC2B2AE35)
+    x = x ^ (x >> 16)
+    return (x >> 8).astype(jnp.float32) * jnp.float32(2.0**-24)
+
+
 def contempt_uniform(key: chex.Array, simulation: chex.Array, depth: chex.Array) -> chex.Array:
     """The uniform draw used to sample a frozen node at ``depth`` in ``simulation``.
 
     A pure function of the tree's key, so a reference implementation can replay it.
     """
-    k = jax.random.fold_in(jax.random.fold_in(jax.random.wrap_key_data(key), simulation), depth)
-    return jax.random.uniform(k, (), jnp.float32)
+    return uniform_at_depth(simulation_bits(key, simulation), jnp.asarray(depth))
 
 
 def sample_frozen(frozen: chex.Array, u: chex.Array) -> chex.Array:
