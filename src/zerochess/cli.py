@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from zerochess.errors import UserError
 
@@ -171,14 +173,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _enable_compilation_cache() -> None:
+    """Persist compiled programs between CLI runs (``ZEROCHESS_JAX_CACHE``; empty = off).
+
+    Programs holding the host callback (the search loop) are not cacheable by jax;
+    the rest (root init, result summaries, networks) are.
+    """
+    path = os.environ.get("ZEROCHESS_JAX_CACHE",
+                          str(Path.home() / ".cache" / "zerochess" / "jax"))
+    if not path:
+        return
+    import jax
+
+    try:
+        jax.config.update("jax_compilation_cache_dir", path)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    except Exception:  # pragma: no cover - an unwritable home must not stop the CLI
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _enable_compilation_cache()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except (UserError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

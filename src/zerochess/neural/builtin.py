@@ -635,7 +635,9 @@ def builtin_apply(params: Params, planes: jax.Array) -> ModelOutput:
     """``planes`` [B, 112, 8, 8] float32 -> ModelOutput(policy_logits [B, 1858],
     wdl_logits [B, 3] (log-probabilities), moves_left=None). Pure and jittable."""
     planes = jnp.asarray(planes, jnp.float32)
-    feats = board_features(params, planes)
+    # Computed once and shared: unmaterialised, XLA:CPU re-derives the attack maps inside
+    # several consumers (about 2x slower).
+    feats = BoardFeatures(*(_materialize(x) for x in board_features(params, planes)))
     cp = evaluate_cp(params, planes, feats)
     scores = policy_scores(params, feats)
     logits = params["policy_scale"] * scores / (1.0 + jnp.abs(scores) / params["policy_cap"])
