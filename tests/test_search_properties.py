@@ -211,3 +211,17 @@ def test_per_tree_budgets_and_seeds(searcher):
             searcher.init([boards[i]] * BATCH, cfg, [seeds[i]] * BATCH), budgets[i]))
         assert list(alone[BATCH - 1].visits) == list(res[i].visits)
         np.testing.assert_array_equal(alone[0].prior, res[i].prior)
+
+
+def test_sharding_does_not_change_results():
+    boards = [_random_board(s, 6 + s) for s in range(16)]
+    cfgs = [SearchConfig(n_scl=2 + i % 3, dirichlet_epsilon=0.2 * (i % 2)) for i in range(16)]
+    out = []
+    for shards in (1, 2):
+        s = Searcher(linear_model(seed=2), max_nodes=NODES, expander=Expander(0), shards=shards)
+        batch = s.run(s.init(boards, cfgs, seed=7), [NODES - 1 - i % 5 for i in range(16)])
+        assert len(batch.shards) == shards
+        out.append(s.results(batch))
+    for x, y in zip(*out, strict=True):
+        assert list(x.visits) == list(y.visits) and x.pv == y.pv
+        np.testing.assert_array_equal(x.prior, y.prior)

@@ -648,4 +648,4 @@ def builtin_apply(params: Params, planes: jax.Array) -> ModelOutput:
 def builtin_model() -> Model:
     """The embedded default evaluator (no weights): ``Model("builtin", builtin_apply, params)``."""
     return Model(name="builtin", apply=builtin_apply, params=default_params(),
-                 has_moves_left=False)
+                 has_moves_left=False, light=True)

@@ -35,6 +35,7 @@ class Model:
     apply: ApplyFn
     params: Any
     has_moves_left: bool = False
+    light: bool = False  # cheaper than host move generation: searches need not shard
 
     def __call__(self, planes: jax.Array) -> ModelOutput:
         return self.apply(self.params, planes)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import chess
 import jax
@@ -29,13 +31,24 @@ from zerochess.search.tree import STATUS_CHECKMATE, STATUS_STALEMATE, bytes_per_
 
 @dataclasses.dataclass(frozen=True)
 class SearchBatch:
-    """A batch of searches in progress: the device state and the boards it searches."""
+    """A batch of searches in progress: the boards and their device state.
+
+    The trees may be held as several equal shards (searched in parallel threads,
+    see ``Searcher``); ``state`` shows them as one batch for inspection.
+    """
 
     boards: tuple[chess.Board, ...]
-    state: SearchState
+    shards: tuple[SearchState, ...]
 
     def __len__(self) -> int:
         return len(self.boards)
+
+    @property
+    def state(self) -> SearchState:
+        """The whole batch's state (a concatenated copy when sharded)."""
+        if len(self.shards) == 1:
+            return self.shards[0]
+        return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
 
 
 class NoLegalMovesError(ValueError):
@@ -52,14 +65,28 @@ class Searcher:
         ``dropped_simulations``.
       expander: host move generation; default ``Expander()`` (worker processes
         when the machine has more than one core).
+      shards: split a batch into this many equal shards searched in parallel threads.
+        XLA runs a small network on one CPU core, so on a multi-core CPU two shards
+        overlap one shard's network with the other's (and with host expansion).
+        Default: min(cores, 4) on CPU (1 for ``light`` models such as the built-in
+        evaluator, whose cost is all host work), 1 on accelerators. Results do not
+        depend on it.
     """
 
     def __init__(self, model: Model, max_nodes: int = 1024, expander: Expander | None = None,
-                 num_workers: int | None = None):
+                 num_workers: int | None = None, shards: int | None = None):
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be >= 2, got {max_nodes}")
+        if shards is None:
+            cores = os.cpu_count() or 1
+            on_cpu = jax.default_backend() == "cpu"
+            shards = min(cores, 4) if on_cpu and not model.light else 1
+        if shards < 1:
+            raise ValueError(f"shards must be >= 1, got {shards}")
         self.model = model
         self.max_nodes = int(max_nodes)
+        self.shards = int(shards)
+        self._pool = ThreadPoolExecutor(self.shards) if self.shards > 1 else None
         self.expander = expander if expander is not None else Expander(num_workers)
         host_expand = make_host_expand(self.expander)
         self._init = jax.jit(functools.partial(init_search, model.apply),
@@ -88,14 +115,31 @@ class Searcher:
         configs = list(configs)
         if len(configs) != len(boards):
             raise ValueError(f"{len(configs)} configs for {len(boards)} positions")
-        roots = self.prepare_roots(boards, seed)
-        state = self._init(self.model.params, stack_configs(configs), roots,
-                           num_nodes=self.max_nodes)
-        return SearchBatch(tuple(b.copy() for b in boards), state)
+        keys = batch_keys(seed, len(boards))
+        parts = self._split(len(boards))
+        states = []
+        for a, b in parts:
+            roots = self.prepare_roots(boards[a:b], keys[a:b])
+            states.append(self._init(self.model.params, stack_configs(configs[a:b]), roots,
+                                     num_nodes=self.max_nodes))
+        return SearchBatch(tuple(b.copy() for b in boards), tuple(states))
 
-    def prepare_roots(self, boards: Sequence[chess.Board], seed: int | Sequence[int]
-                      ) -> RootInputs:
-        """Host side of init: root positions, legal moves, history and random keys."""
+    def _split(self, batch: int) -> list[tuple[int, int]]:
+        """Shard bounds: equal shards (one compile) of >= 8 trees, else one shard."""
+        shards = self.shards
+        while shards > 1 and (batch % shards or batch // shards < 8):
+            shards -= 1
+        size = batch // shards
+        return [(i * size, (i + 1) * size) for i in range(shards)]
+
+    def _map(self, fn, items: list) -> list:
+        if self._pool is None or len(items) == 1:
+            return [fn(x) for x in items]
+        return list(self._pool.map(fn, items))
+
+    def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray) -> RootInputs:
+        """Host side of init: root positions, legal moves, history; ``keys`` uint32 [B, 2]
+        (``batch_keys``) seed each tree's random choices."""
         positions, hists = [], []
         for i, board in enumerate(boards):
             outcome = board.outcome(claim_draw=False)
@@ -111,13 +155,6 @@ class Searcher:
         status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
         root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
                               zip(hists, positions, strict=True)], np.int8)
-        if isinstance(seed, (int, np.integer)):
-            keys = tree_keys(int(seed), len(boards))
-        else:
-            seeds = list(seed)
-            if len(seeds) != len(boards):
-                raise ValueError(f"{len(seeds)} seeds for {len(boards)} positions")
-            keys = np.stack([tree_keys(int(s), 1)[0] for s in seeds])
         roots = RootInputs(
             position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
             legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
@@ -141,19 +178,29 @@ class Searcher:
         counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
         if counts.min(initial=0) < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
-        limit = batch.state.tree.simulations + jnp.asarray(counts, jnp.int32)
-        state = self._run(self.model.params, batch.state, limit, jnp.int32(counts.max()))
-        # Wait here: the run calls back into Python (host expansion); an asynchronous
-        # run still in flight at interpreter exit would call into a finalizing runtime.
-        jax.block_until_ready(state)
-        return dataclasses.replace(batch, state=state)
+        size = len(batch) // len(batch.shards)
+
+        def run_shard(i: int) -> SearchState:
+            shard = batch.shards[i]
+            part = counts[i * size:(i + 1) * size]
+            limit = shard.tree.simulations + jnp.asarray(part, jnp.int32)
+            state = self._run(self.model.params, shard, limit, jnp.int32(part.max()))
+            # Wait here: the run calls back into Python (host expansion); a run still in
+            # flight at interpreter exit would call into a finalizing runtime.
+            return jax.block_until_ready(state)
+
+        states = self._map(run_shard, list(range(len(batch.shards))))
+        return dataclasses.replace(batch, shards=tuple(states))
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
-        state = batch.state
-        summary = jax.device_get(summarize(state.tree, state.params.draw_score))
-        return read_results(list(batch.boards), summary, np.asarray(state.root_policy),
-                            np.asarray(state.params.draw_score))
+        size = len(batch) // len(batch.shards)
+        out: list[SearchResult] = []
+        for i, state in enumerate(batch.shards):
+            summary = jax.device_get(summarize(state.tree, state.params.draw_score))
+            out += read_results(list(batch.boards[i * size:(i + 1) * size]), summary,
+                                np.asarray(state.root_policy), np.asarray(state.params.draw_score))
+        return out
 
     def search(self, boards: Sequence[chess.Board],
                configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
@@ -177,9 +224,23 @@ def tree_keys(seed: int, count: int) -> np.ndarray:
     return np.asarray(_fold_keys(base, jnp.arange(count, dtype=jnp.uint32)), np.uint32)
 
 
+def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
+    """Keys uint32 [count, 2]: ``tree_keys(seed, count)`` for one batch seed, or
+    ``tree_keys(seed[i], 1)[0]`` for tree i when given one seed per tree."""
+    if isinstance(seed, (int, np.integer)):
+        return tree_keys(int(seed), count)
+    seeds = list(seed)
+    if len(seeds) != count:
+        raise ValueError(f"{len(seeds)} seeds for {count} positions")
+    return np.stack([tree_keys(int(s), 1)[0] for s in seeds])
+
+
 def tree_key(seed: int, index: int) -> np.ndarray:
     """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
-    return tree_keys(seed, index + 1)[index]
+    if not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    base = jax.random.key_data(jax.random.PRNGKey(seed))
+    return np.asarray(_fold_keys(base, jnp.asarray([index], jnp.uint32))[0], np.uint32)
 
 
 def _root_repetitions(keys: np.ndarray, num_keys: int,

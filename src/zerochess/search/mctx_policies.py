@@ -18,7 +18,7 @@ import mctx
 import numpy as np
 
 from zerochess.chess.state import position_hash
-from zerochess.search.api import Searcher, tree_key
+from zerochess.search.api import Searcher, batch_keys, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
 from zerochess.search.loop import _evaluate, _expansion_shapes
 from zerochess.search.results import SearchResult, _decode_line
@@ -154,7 +154,7 @@ class MctxSearcher:
         boards = list(boards)
         if not boards:
             raise ValueError("no positions to search")
-        roots = self.searcher.prepare_roots(boards, seed)
+        roots = self.searcher.prepare_roots(boards, batch_keys(seed, len(boards)))
         params = stack_configs([config] * len(boards))
         rng = jax.random.wrap_key_data(jnp.asarray(tree_key(seed, 2**31 - 1)))
         out = jax.device_get(self._jitted(self.searcher.model.params, roots, params, rng,
