@@ -135,8 +135,20 @@ def test_missing_lc0_weights_is_a_clear_error(tmp_path):
         resolve_command(EngineSpec(kind="lc0", command=str(tmp_path / "lc0"), nodes=1))
 
 
-@pytest.mark.skipif(not lc0_maia_available(), reason="lc0 / Maia-1900 not installed")
-def test_maia_plays_legal_deterministic_moves():
+@pytest.fixture(scope="module")
+def maia() -> None:
+    """lc0 and Maia-1900, installed on first use (they are test-only, GPL, never vendored)."""
+    from zerochess.testing.lc0_reference import Lc0Unavailable, ensure_lc0
+
+    try:
+        ensure_lc0()
+    except Lc0Unavailable as exc:
+        pytest.skip(f"lc0 reference unavailable: {exc}")
+    if not lc0_maia_available():
+        pytest.skip("lc0 / Maia-1900 not found after installing them")
+
+
+def test_maia_plays_legal_deterministic_moves(maia):
     player = EnginePlayer(EngineSpec(kind="lc0", weights="maia-1900", nodes=1))
     try:
         board = chess.Board()
@@ -172,8 +184,7 @@ def test_config_vs_config_match(tmp_path):
     assert "sc5 vs puct" in report.text()
 
 
-@pytest.mark.skipif(not lc0_maia_available(), reason="lc0 / Maia-1900 not installed")
-def test_match_against_maia(tmp_path):
+def test_match_against_maia(maia, tmp_path):
     cfg = tiny_match(player2={"name": "maia", "engine": {"kind": "lc0", "nodes": 1}},
                      games=2, max_plies=12)
     report = run_match(cfg, tmp_path / "mm", progress=False)
