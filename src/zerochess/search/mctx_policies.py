@@ -17,11 +17,12 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.chess.state import position_hash
 from zerochess.search.api import Searcher, batch_keys, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.loop import _evaluate, _expansion_shapes
-from zerochess.search.results import SearchResult, _decode_line
+from zerochess.search.loop import evaluate_leaves, expansion_shapes, make_host_expand
+from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.tree import (
     REPETITION_WINDOW,
     STATUS_CHECKMATE,
@@ -46,7 +47,7 @@ def _make_recurrent_fn(apply_fn, host_expand, temperature):
         live = (emb["status"] == STATUS_ONGOING) & (action < emb["num_legal"])
         move = emb["legal"][b, action]
         out = jax.pure_callback(
-            host_expand, _expansion_shapes(batch), emb["board"], emb["turn"], emb["castling"],
+            host_expand, expansion_shapes(batch), emb["board"], emb["turn"], emb["castling"],
             emb["ep"], emb["rule50"], emb["fullmove"], move, live)
         c_board, c_turn, c_castling, c_ep, c_rule50, c_fullmove, legal, num_legal, status = out
         depth = emb["depth"] + 1
@@ -65,7 +66,7 @@ def _make_recurrent_fn(apply_fn, host_expand, temperature):
         repeated = count > 0
         boards = jnp.concatenate([c_board[:, None], hist_boards], 1)
         reps = jnp.concatenate([repeated[:, None], hist_rep], 1)
-        priors, _, wdl = _evaluate(apply_fn, model_params, boards, reps, c_turn, c_castling,
+        priors, _, wdl = evaluate_leaves(apply_fn, model_params, boards, reps, c_turn, c_castling,
                                    c_rule50, legal, num_legal, temperature)
         terminal = (status != STATUS_ONGOING) | ~live
         mate = status == STATUS_CHECKMATE
@@ -105,15 +106,13 @@ class MctxSearcher:
         self._jitted = jax.jit(self._search, static_argnames=("num_simulations",))
 
     def _search(self, model_params, roots, params, rng, num_simulations):
-        from zerochess.search.loop import make_host_expand
-
         apply_fn = self.searcher.model.apply
         host_expand = make_host_expand(self.searcher.expander)
         temperature = params.policy_temperature
         pos = roots.position
         boards = jnp.concatenate([pos.board[:, None], roots.hist_boards], 1)
         reps = jnp.concatenate([roots.root_repetitions[:, None] > 0, roots.hist_repeated], 1)
-        priors, raw, wdl = _evaluate(apply_fn, model_params, boards, reps, pos.turn,
+        priors, raw, wdl = evaluate_leaves(apply_fn, model_params, boards, reps, pos.turn,
                                      pos.castling, pos.rule50, roots.legal, roots.num_legal,
                                      temperature)
         valid = jnp.arange(K)[None, :] < roots.num_legal[:, None]
@@ -163,8 +162,6 @@ class MctxSearcher:
 
     def _result(self, i: int, board: chess.Board, out, config) -> SearchResult:
         m = int(out["num_legal"][i])
-        from zerochess.chess.policy_map import index_to_move
-
         moves = [index_to_move(board, int(x)) for x in out["legal"][i, :m]]
         visits = out["visits"][i, :m].astype(np.int64)
         q = np.where(visits > 0, out["q"][i, :m], np.nan).astype(np.float32)
@@ -173,7 +170,7 @@ class MctxSearcher:
         for s, move in enumerate(moves):
             after = board.copy(stack=False)
             after.push(move)
-            pvs.append(_decode_line(after, self._pv_indices(out, i, s, after)))
+            pvs.append(decode_line(after, self._pv_indices(out, i, s, after)))
         root_q = float(out["root_value"][i])
         wdl = out["raw_wdl"][i]
         return SearchResult(
@@ -188,8 +185,6 @@ class MctxSearcher:
     @staticmethod
     def _pv_indices(out, i: int, slot: int, board: chess.Board) -> np.ndarray:
         """Most-visited continuation in mctx's tree after root ``slot`` (as 1858 indices)."""
-        from zerochess.chess.policy_map import legal_move_indices
-
         node = int(out["children_index"][i, 0, slot])
         line, b = [], board.copy(stack=False)
         while node >= 0 and len(line) < 16:

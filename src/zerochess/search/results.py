@@ -198,7 +198,8 @@ class SearchResult:
         })
 
 
-def _decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
+def decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
+    """Moves of a line of 1858 indices played from ``board`` (stops at the first -1)."""
     line, b = [], board.copy(stack=False)
     for idx in indices:
         if idx < 0:
@@ -225,7 +226,7 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
         for s, move in enumerate(moves):
             after = board.copy(stack=False)
             after.push(move)
-            pvs.append(_decode_line(after, summary["pv"][i, s]))
+            pvs.append(decode_line(after, summary["pv"][i, s]))
         root_wl, root_d = -float(summary["root_wl"][i]), float(summary["root_d"][i])
         best = int(summary["best_slot"][i])
         results.append(SearchResult(

