@@ -78,6 +78,7 @@ def test_invariants(searcher, seeds, plies, sims, cpuct, fpu, absolute, n_scl, e
         assert res.visits.sum() == sims
         assert np.all(np.isnan(res.q) | (np.abs(res.q) <= 1 + 1e-5))
         assert abs(res.prior.sum() - 1) < 1e-4
+        assert res.pv[0] == res.best_move and res.pv[1:] == res.pvs[res.best_index]
         for move, pv in zip(res.moves, res.pvs, strict=True):
             b = board.copy()
             for m in [move, *pv]:

@@ -123,8 +123,9 @@ class SearchResult:
     """One position's search, read on the host. Arrays are over the legal moves (slot order).
 
     ``q``/``wl``/``d`` are from the root side to move's view; ``q`` is NaN for moves
-    never visited. ``prior`` is the search policy (temperature, noise); ``policy`` the
-    raw network policy at temperature 1.
+    never visited. ``pvs[i]`` is the best continuation *after* ``moves[i]``; ``pv``
+    starts with ``best_move``. ``prior`` is the search policy (temperature, noise);
+    ``policy`` the raw network policy at temperature 1.
     """
 
     board: chess.Board
@@ -155,7 +156,8 @@ class SearchResult:
 
     @property
     def pv(self) -> list[chess.Move]:
-        return self.pvs[self.best_index]
+        """The principal variation, starting with ``best_move`` (as lc0 and KataGo print it)."""
+        return [self.best_move, *self.pvs[self.best_index]]
 
     @property
     def out_of_nodes(self) -> bool:

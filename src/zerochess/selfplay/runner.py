@@ -150,7 +150,7 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
         wdl=wdl,  # type: ignore[arg-type]
         best=best.uci(), best_share=share(best), played_share=share(move),
         temperature=float(temperature),
-        pv=tuple(m.uci() for m in [best, *list(res.pv)][:pv_len]))
+        pv=tuple(m.uci() for m in res.pv[:pv_len]))
 
 
 _SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
