@@ -31,12 +31,11 @@ from zerochess.selfplay.config import (
     GameConfigError,
     OpeningSpec,
     PlayerSpec,
-    as_bool,
-    as_int,
     asdict_plain,
     check_keys,
     load_yaml,
-    optional_bool,
+    run_fields,
+    run_fields_dict,
 )
 from zerochess.selfplay.openings import Opening, build_openings
 from zerochess.selfplay.run import RunReport, run_games, unique_players
@@ -71,19 +70,10 @@ class MatchConfig:
         for key in ("player1", "player2"):
             if key not in values:
                 raise GameConfigError(f"match config: missing `{key}`")
-        games = as_int(values.get("games", 2), "games", minimum=1)
         return cls(
-            name=str(values.get("name", default_name)),
             player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
             player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
-            model=str(values.get("model", "builtin")),
-            seed=as_int(values.get("seed", 0), "seed", minimum=0),
-            games=games,
-            batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
-            max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
-            pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
-            shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
-            openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+            **run_fields(values, default_name, 2, base_dir),
         )
 
     @classmethod
@@ -93,10 +83,7 @@ class MatchConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
-            "batch_size": self.batch_size, "max_plies": self.max_plies,
-            "pgn_comments": self.pgn_comments, "shrink_tail": self.shrink_tail,
-            "openings": asdict_plain(self.openings),
+            **run_fields_dict(self),
             "player1": self.player1.to_dict(), "player2": self.player2.to_dict(),
         }
 

@@ -284,6 +284,33 @@ class PlayerSpec:
                 "temperature": asdict_plain(self.temperature)}
 
 
+def run_fields(values: Mapping[str, Any], default_name: str, default_games: int,
+               base_dir: Path | None) -> dict[str, Any]:
+    """The run-level keys shared by self-play and match configs, parsed and checked."""
+    games = as_int(values.get("games", default_games), "games", minimum=1)
+    return dict(
+        name=str(values.get("name", default_name)),
+        model=str(values.get("model", "builtin")),
+        seed=as_int(values.get("seed", 0), "seed", minimum=0),
+        games=games,
+        batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
+        max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
+        pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
+        shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
+        openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+    )
+
+
+def run_fields_dict(cfg: Any) -> dict[str, Any]:
+    """The inverse of ``run_fields`` for a config object (for the resolved YAML)."""
+    return {
+        "name": cfg.name, "model": cfg.model, "seed": cfg.seed, "games": cfg.games,
+        "batch_size": cfg.batch_size, "max_plies": cfg.max_plies,
+        "pgn_comments": cfg.pgn_comments, "shrink_tail": cfg.shrink_tail,
+        "openings": asdict_plain(cfg.openings),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class OpeningSpec:
     """Where games start (see the module docstring for the YAML keys)."""
@@ -371,19 +398,10 @@ class SelfPlayConfig:
                                       "`white` and `black`")
             white = PlayerSpec.from_dict(values["white"], "white", "white")
             black = PlayerSpec.from_dict(values["black"], "black", "black")
-        games = as_int(values.get("games", 8), "games", minimum=1)
         return cls(
-            name=str(values.get("name", default_name)),
             white=white, black=black,
-            model=str(values.get("model", "builtin")),
-            seed=as_int(values.get("seed", 0), "seed", minimum=0),
-            games=games,
-            batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
-            max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
             alternate_colors=as_bool(values.get("alternate_colors", False), "alternate_colors"),
-            pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
-            shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
-            openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+            **run_fields(values, default_name, 8, base_dir),
         )
 
     @classmethod
@@ -393,9 +411,6 @@ class SelfPlayConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
-            "batch_size": self.batch_size, "max_plies": self.max_plies,
-            "alternate_colors": self.alternate_colors, "pgn_comments": self.pgn_comments,
-            "shrink_tail": self.shrink_tail, "openings": asdict_plain(self.openings),
+            **run_fields_dict(self), "alternate_colors": self.alternate_colors,
             "white": self.white.to_dict(), "black": self.black.to_dict(),
         }
