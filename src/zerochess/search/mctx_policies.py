@@ -144,8 +144,7 @@ class MctxSearcher:
         return dict(visits=summary.visit_counts, q=summary.qvalues, action=out.action,
                     prior=priors, raw=raw, raw_wdl=wdl, root_value=summary.value,
                     children_index=tree.children_index, children_visits=tree.children_visits,
-                    legal=roots.legal, num_legal=roots.num_legal,
-                    node_count=jnp.max(tree.node_visits > 0, axis=1))
+                    legal=roots.legal, num_legal=roots.num_legal)
 
     def search(self, boards: Sequence[chess.Board],
                config: SearchConfig = SearchConfig(policy_temperature=1.0),

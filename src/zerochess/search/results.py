@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.chess.policy_map import MOVES, index_to_move
-from zerochess.search.tree import STATUS_CHECKMATE, K, Tree
+from zerochess.chess.policy_map import index_to_move
+from zerochess.search.tree import STATUS_CHECKMATE, Tree
 
 PV_LENGTH = 16
 
@@ -245,4 +245,4 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
     return results
 
 
-__all__ = ["K", "MOVES", "SearchResult", "TemperatureSchedule", "read_results", "summarize"]
+__all__ = ["SearchResult", "TemperatureSchedule", "decode_line", "read_results", "summarize"]
