@@ -18,7 +18,8 @@ from zerochess.chess.encoding import (
 )
 from zerochess.chess.policy_map import move_to_index
 from zerochess.chess.state import board_codes, castling_bits, legal_ep_square, position_hash
-from zerochess.testing.lc0_reference import (
+
+from lc0_reference import (
     Lc0Reference,
     Lc0Unavailable,
     ensure_lc0,
