@@ -40,10 +40,11 @@ from zerochess.games.records import read_games_csv
 WARMUP_SIMULATIONS = 64  # simulations per tree of the timed warm-up search (<= nodes)
 ENGINE_WARMUP_MOVES = 8  # timed engine moves (after one untimed move that loads the net)
 MIN_GAMES_FOR_LENGTH = 10  # finished games needed to trust their mean length
-# Assumed mean game lengths (plies) before a run folder holds games: rough guesses for
-# Maia-1900 games (odds games are often decided early); a resumed run uses its own games.
+# Assumed mean game lengths (plies) before a run folder holds games; a resumed run uses
+# its own games. Self-play: a rough guess for Maia-1900 games. Odds: the queen-odds pilot
+# (docs/results/odds_pilot/, Maia-1900 vs lc0 + Maia at 1 node) averaged about 70 plies.
 SELFPLAY_PLIES = 160.0
-ODDS_PLIES = 120.0
+ODDS_PLIES = 80.0
 
 
 @dataclasses.dataclass(frozen=True)
