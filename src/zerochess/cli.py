@@ -157,6 +157,21 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench.main(args)
 
 
+def _add_analysis(sub: argparse._SubParsersAction) -> None:
+    from zerochess.analysis.settings import add_arguments
+
+    p = sub.add_parser("analysis", help="KataGo-style JSON analysis engine on stdin/stdout",
+                       description="JSON queries in, JSON responses out (docs/ANALYSIS.md).")
+    add_arguments(p)
+    p.set_defaults(func=_cmd_analysis)
+
+
+def _cmd_analysis(args: argparse.Namespace) -> int:
+    from zerochess.analysis.engine import run_from_args
+
+    return run_from_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zerochess", description="Batched MCTS for chess research (lc0 PUCT, "
@@ -164,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_analyse(sub)
     _add_bench(sub)
+    _add_analysis(sub)
     try:
         from zerochess.cli_games import add_subcommands
     except ImportError:  # pragma: no cover - during development only
