@@ -294,18 +294,25 @@ def _random_game(rng: random.Random, plies: int, shuffle_pieces: bool = False) -
     return moves
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_truncated_history_gives_the_same_search_inputs(seed):
     """A turn keeps the game from ``history_base`` on: what the search reads of the game
     (network history planes, repetition flags and keys, game end) is unchanged."""
     rng = random.Random(seed)
-    moves = _random_game(rng, 260, shuffle_pieces=seed % 2 == 0)
+    moves = _random_game(rng, 240, shuffle_pieces=seed % 2 == 0)
     uci = [m.uci() for m in moves]
-    q, _ = query_of({"id": "h", "moves": uci, "analyzeTurns": list(range(len(uci) + 1))})
+    turns = list(range(0, len(uci) + 1, 3))
+    q, _ = query_of({"id": "h", "moves": uci, "analyzeTurns": turns})
+    specs = {spec.turn: spec for spec in q.turns}
+    assert sorted(specs) == turns
     full = chess.Board()
     truncated_somewhere = False
-    for t, spec in enumerate(q.turns):
-        short = spec.board()
+    for t in range(len(uci) + 1):
+        if t not in specs:
+            if t < len(moves):
+                full.push(moves[t])
+            continue
+        short = specs[t].board()
         truncated_somewhere |= len(short.move_stack) < t
         assert short.fen() == full.fen()
         a, b = root_history(full), root_history(short)

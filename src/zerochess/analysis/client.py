@@ -182,10 +182,15 @@ class Client:
         with self._cond:
             return [r for r in self.received if r.data.get("id") == query_id]
 
-    def wait(self, query_id: str, timeout: float | None = None) -> list[dict[str, Any]]:
-        """The final responses (``isDuringSearch`` false) of every turn of a submitted
-        query, in turn order. Raises AnalysisError if the engine rejected the query."""
-        expected = self._expected.get(query_id, 1)
+    def wait(self, query_id: str, timeout: float | None = None, turns: int | None = None
+             ) -> list[dict[str, Any]]:
+        """The final responses (``isDuringSearch`` false) of every turn of a query, in turn
+        order. Raises AnalysisError if the engine rejected the query.
+
+        ``turns``: how many final responses to wait for (default: the number of turns
+        of the query if it was sent with ``submit``, else 1).
+        """
+        expected = turns if turns is not None else self._expected.get(query_id, 1)
 
         def finals():
             mine = [r.data for r in self.received if r.data.get("id") == query_id]
