@@ -11,12 +11,17 @@ waits for its own results. The last test closes the engine's input.
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import itertools
 import json
 import random
+import re
 import time
+from pathlib import Path
 
 import chess
+import chess.pgn
 import chess.polyglot
 import numpy as np
 import pytest
@@ -668,6 +673,60 @@ def test_fuzz_sample(engine, reference, data):
 @given(data=st.data())
 def test_fuzz_ten_thousand_lines(engine, reference, data):
     run_corpus(engine, reference, corpus(data.draw, 260), exact=1)
+
+
+# --- the PGN example -------------------------------------------------------------------------
+
+PGN = """[Event "Scholar"]
+[Result "1-0"]
+
+1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0
+
+[Event "From a FEN"]
+[FEN "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3"]
+[SetUp "1"]
+[Result "*"]
+
+3... Nf6 {a comment stays} 4. Ng5 *
+"""
+
+
+def test_pgn_example_writes_evals_that_pgn_readers_parse(engine, tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "annotate_pgn", Path(__file__).resolve().parents[1] / "examples" / "annotate_pgn.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    source = tmp_path / "in.pgn"
+    source.write_text(PGN)
+    games = example.read_games(source)
+    example.annotate(games, engine, visits=12)
+    text = "\n\n".join(str(g) for g in games)
+    evals = re.findall(r"\[%eval ([^\]]*)\]", text)
+    assert len(evals) == (7 - 1) + 2  # every move but the mate (its position has no moves)
+    assert all(re.fullmatch(r"-?\d+\.\d\d|#-?\d+", e) for e in evals), evals
+    assert "a comment stays" in text
+    reread = [chess.pgn.read_game(io.StringIO(part)) for part in text.split("\n\n\n")]
+    for k, game in enumerate(reread):
+        by_turn = {r["turnNumber"]: r for r in finals(engine, f"game{k}")}
+        for turn, node in enumerate(game.mainline(), start=1):
+            response = by_turn[turn]
+            board = node.board()
+            if not any(board.legal_moves):
+                assert node.eval() is None and response["rootInfo"]["gameOver"] == "checkmate"
+                continue
+            best = response["moveInfos"][0]
+            white = node.eval().white()
+            # reportAnalysisWinratesAs WHITE: the engine's scores are White's already
+            if "scoreMate" in best:
+                assert white.mate() == best["scoreMate"]
+            else:
+                assert white.score() == best["scoreCp"]
+            stm = engine.analyse(id=f"pgn-check-{k}-{turn}", moves=[
+                m.uci() for m in board.move_stack], maxVisits=12,
+                **({"initialFen": game.headers["FEN"]} if "FEN" in game.headers else {}))[0]
+            sign = 1 if board.turn == chess.WHITE else -1
+            key = "scoreMate" if "scoreMate" in best else "scoreCp"
+            assert stm["moveInfos"][0][key] * sign == best[key]
 
 
 # --- no recompilation, then closing stdin ----------------------------------------------------

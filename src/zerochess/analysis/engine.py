@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -97,21 +97,22 @@ class Engine:
 
     Args:
       settings: engine settings (slots, tree size, defaults of every query).
-      batch: the device batch; built from ``settings`` when None.
+      batch_factory: builds the device batch (a ``SlotBatch``: ``reset``, ``run``,
+        ``report``, ``clear_cache``); default: from ``settings``. Called again to start
+        afresh if a run fails.
       output: binary stream for the responses (default stdout).
       log: text stream for the log (default stderr).
     """
 
-    def __init__(self, settings: EngineSettings, batch=None, output: IO[bytes] | None = None,
-                 log: IO[str] | None = None):
+    def __init__(self, settings: EngineSettings, batch_factory: Callable[[], Any] | None = None,
+                 output: IO[bytes] | None = None, log: IO[str] | None = None):
         self.settings = settings
         self.log = log if log is not None else sys.stderr
         self.writer = Writer(output if output is not None else sys.stdout.buffer)
-        if batch is None:
-            batch = self._build_batch(settings)
-        self.batch = batch
+        self._batch_factory = batch_factory or (lambda: self._build_batch(settings))
+        self.batch = self._batch_factory()
         self.queue = JobQueue()
-        self.slots = Slots(len(batch))
+        self.slots = Slots(len(self.batch))
         self.inbox: queue.Queue = queue.Queue()
         self._eof = False
         self._step_seconds = 0.01  # running estimate of one device step
@@ -293,7 +294,7 @@ class Engine:
             for slot, job in active:
                 self.slots.release(slot)
                 self._fail(job, err)
-            self.batch = self._build_batch(self.settings)
+            self.batch = self._batch_factory()
             return
         elapsed = time.monotonic() - start
         if counts.max() > 0:
