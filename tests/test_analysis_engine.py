@@ -23,6 +23,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 import chess.polyglot
+import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -31,6 +32,7 @@ from hypothesis import strategies as st
 import zerochess
 from zerochess.analysis import AnalysisError, Client
 from zerochess.analysis.settings import READY
+from zerochess.analysis.slots import SlotBatch
 from zerochess.chess.policy_map import move_to_index
 from zerochess.neural import load_model
 from zerochess.search import Searcher
@@ -54,9 +56,15 @@ def engine_process():
 
 
 @pytest.fixture(scope="module")
-def reference():
+def reference_searcher():
+    # two shards: a SlotBatch over it is sharded (the default for networks on a CPU)
+    return Searcher(load_model("builtin"), max_nodes=NODES, num_workers=0, shards=2)
+
+
+@pytest.fixture(scope="module")
+def reference(reference_searcher):
     """Search one position alone with the library (the engine must give the same)."""
-    searcher = Searcher(load_model("builtin"), max_nodes=NODES, num_workers=0)
+    searcher = reference_searcher
 
     def search(board: chess.Board, visits: int, config: SearchConfig = SearchConfig(),
                seed: int = 0, tree: bool = False):
@@ -70,7 +78,15 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def engine(engine_process, reference):
+def slot_batch(reference_searcher):
+    """A SlotBatch of 16 trees over two shards (compiled while the engine compiles)."""
+    slots = SlotBatch(reference_searcher, 16)
+    slots.warm_up()
+    return slots
+
+
+@pytest.fixture(scope="module")
+def engine(engine_process, reference, slot_batch):
     engine_process.wait_ready(timeout=900)
     return engine_process
 
@@ -431,6 +447,61 @@ def test_terminate_all_ends_every_open_turn_once(engine):
             assert r.get("noResults") or r["rootInfo"]["visits"] < NODES
     assert any(not r.get("noResults") for i in ids for r in finals(engine, i))
     assert any(r.get("noResults") for i in ids for r in finals(engine, i))
+
+
+# --- the slot batch in-process --------------------------------------------------------------
+
+def test_slot_batch_refills_single_trees_of_a_sharded_batch(reference_searcher, slot_batch):
+    """In-process: SlotBatch over two shards; each refilled tree searches like its
+    position alone, and refilling one slot leaves the others untouched."""
+    searcher, slots = reference_searcher, slot_batch
+    assert len(slots.batch.shards) == 2 and slots.shard_size == 8
+    a = chess.Board()
+    a.push_uci("d2d4")
+    b = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3")
+    c = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    jobs = {3: (a, SearchConfig(), 1, 40), 12: (b, SearchConfig(n_scl=2), 2, 60),
+            8: (c, SearchConfig(dirichlet_epsilon=0.25), 3, 25)}
+    slots.reset(list(jobs), [j[0] for j in jobs.values()], [j[1] for j in jobs.values()],
+                [j[2] for j in jobs.values()])
+    done = np.zeros(16, np.int64)
+    for chunk in (7, 7, 100):  # resumable in chunks, per-tree budgets
+        counts = np.zeros(16, np.int64)
+        for slot, (_, _, _, sims) in jobs.items():
+            counts[slot] = min(chunk, sims - done[slot])
+        done = slots.run(counts)
+    # (slot 0 holds the warm-up's tree: 1 simulation)
+    assert done.tolist() == [jobs[i][3] if i in jobs else int(i == 0) for i in range(16)]
+    # refill slot 12 with a new position: the trees of the other slots are untouched
+    before = slots.report(3)
+    slots.reset([12], [c], [SearchConfig()], [9])
+    after = slots.report(3)
+    assert np.array_equal(before.result.visits, after.result.visits)
+    assert slots.simulations()[12] == 0 and slots.report(12).result.root_visits == 1
+    counts = np.zeros(16, np.int64)
+    counts[12] = 30
+    slots.run(counts)
+    jobs[12] = (c, SearchConfig(), 9, 30)
+    for slot, (board, config, seed, sims) in jobs.items():
+        batch = searcher.init([board], [config], seed=[seed])
+        batch = searcher.run(batch, sims)
+        ref = searcher.results(batch)[0]
+        got = slots.report(slot)
+        res = got.result
+        assert res.board.fen() == board.fen() and res.root_visits == sims + 1
+        assert np.array_equal(res.visits, ref.visits)
+        np.testing.assert_allclose(res.q, ref.q, atol=1e-6)
+        np.testing.assert_allclose(res.prior, ref.prior, atol=1e-7)
+        assert res.pvs == ref.pvs and res.best_move == ref.best_move
+        tree = jax.device_get(batch.state.tree)
+        for i, move in enumerate(res.moves):
+            line = [move, *res.pvs[i]]
+            if res.visits[i] == 0:
+                assert got.pv_visits[i].tolist() == [0] * len(got.pv_visits[i])
+                continue
+            expected = tree_pv_visits(board, tree, [m.uci() for m in line])
+            assert got.pv_visits[i][:len(line)].tolist() == expected
+            assert not got.pv_visits[i][len(line):].any()
 
 
 # --- fuzz ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import SearchState
-from zerochess.search.results import PV_LENGTH, SearchResult, read_results, summarize
+from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import Tree
 
 
@@ -52,7 +52,8 @@ class SlotReport:
     """What a response needs from one tree: the result and the visits along each PV."""
 
     result: SearchResult
-    pv_visits: np.ndarray  # int [M, 1 + PV_LENGTH]: visits of the node after each PV move
+    pv_visits: np.ndarray  # int [M, 1 + PV_LENGTH]: visits of the node after each PV move,
+    # row i for result.moves[i] (0 past the end of the PV)
 
 
 @functools.partial(jax.jit, donate_argnums=(0,))
@@ -106,13 +107,13 @@ def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
 
 def move_filter(entries: Sequence[MoveFilterEntry]):
     """The contract's per-tree ``MoveFilter`` from a query's allow/avoid entries."""
+    if not entries:
+        return None
     # TODO(core): zerochess.search exports MoveFilter(allow, avoid, until_depth) with the
     # move filters of Searcher.init/reset (SEARCH_API.md); until then `supports_move_filters`
     # is False and the engine refuses the fields before they get here.
     from zerochess.search import MoveFilter  # type: ignore[attr-defined]
 
-    if not entries:
-        return None
     depths = {e.until_depth for e in entries}
     if len(depths) > 1:
         raise UnsupportedError("avoidMoves entries with different untilDepth values are not "
@@ -178,16 +179,15 @@ class SlotBatch:
                                for s in self.batch.shards]).astype(np.int64)
 
     def report(self, slot: int, need_pv_visits: bool = False) -> SlotReport:
-        """The search result of one slot (host numpy), readable between runs."""
+        """The search result of one slot (host numpy), readable between runs.
+        ``need_pv_visits``: a hint (PV visits are cheap and always computed today)."""
         # TODO(core): SearchResult fields bound/mate_plies and score() (issue 11) for mates
         # and proven values; pv visits from the core if the contract adds them.
         shard, local = divmod(slot, self.shard_size)
         out = jax.device_get(_slot_summary(self.batch.shards[shard], jnp.int32(local)))
         result = read_results([self.batch.boards[slot]], out, out["root_policy"],
                               out["draw_score"])[0]
-        visits = out["pv_visits"][0][:len(result.moves)] if need_pv_visits else \
-            np.zeros((len(result.moves), 1 + PV_LENGTH), np.int64)
-        return SlotReport(result, np.asarray(visits, np.int64))
+        return SlotReport(result, np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64))
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache shared by all slots."""
