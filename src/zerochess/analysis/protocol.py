@@ -22,7 +22,7 @@ from typing import Any
 import chess
 
 from zerochess.analysis.settings import MAX_PV_LEN, PERSPECTIVES, EngineSettings
-from zerochess.chess.encoding import MAX_ROOT_HASHES
+from zerochess.chess.history import INPUT_POSITIONS, REPETITION_WINDOW
 from zerochess.errors import UserError
 from zerochess.positions import parse_position
 from zerochess.search.config import SearchConfig
@@ -33,7 +33,6 @@ PRIORITY_LIMIT = 2**62  # KataGo's limit
 MAX_SECONDS = 1e6  # KataGo's limit for report intervals
 MIN_SECONDS = 0.001
 MAX_UNTIL_DEPTH = 10**9
-HISTORY_BOARDS = 8  # positions the network input sees (current + 7)
 QUOTE_CHARS = 120  # bad input is quoted, cut to this length
 MAX_FEN_CHARS = 200  # a FEN (or EPD) is under 100 characters
 
@@ -315,13 +314,13 @@ def _replay(board: chess.Board, moves: Any) -> tuple[list[chess.Move], list[int]
 def history_base(turn: int, clocks: list[int]) -> int:
     """The earliest ply a search at ``turn`` can depend on.
 
-    The root keeps MAX_ROOT_HASHES positions of history for repetitions and the network
-    sees HISTORY_BOARDS positions, each with a repetition flag that looks back to the last
+    The root keeps REPETITION_WINDOW positions of history for repetitions and the network
+    sees INPUT_POSITIONS positions, each with a repetition flag that looks back to the last
     capture or pawn move (``clocks[p]`` plies before ply p): nothing older can repeat.
     """
-    first = max(0, turn - HISTORY_BOARDS + 1)
+    first = max(0, turn - INPUT_POSITIONS + 1)
     oldest_repeatable = min(p - clocks[p] for p in range(first, turn + 1))
-    return max(0, min(turn - MAX_ROOT_HASHES, oldest_repeatable))
+    return max(0, min(turn - REPETITION_WINDOW, oldest_repeatable))
 
 
 def _turn_specs(start: chess.Board, moves: list[chess.Move], clocks: list[int],
