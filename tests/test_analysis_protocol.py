@@ -24,7 +24,7 @@ from zerochess.analysis.protocol import (
 from zerochess.analysis.report import q_to_cp, winrate_lcb
 from zerochess.analysis.scheduler import JobQueue, Slots
 from zerochess.analysis.settings import EngineSettings
-from zerochess.chess.encoding import root_history
+from zerochess.chess.history import root_history
 from zerochess.errors import UserError
 from zerochess.search.config import SearchConfig
 
