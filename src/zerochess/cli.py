@@ -157,6 +157,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench.main(args)
 
 
+def _add_uci(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("uci", help="run as a UCI engine (lc0-compatible options)",
+                       description="Speak UCI on stdin/stdout; load it in a GUI as "
+                       "`zerochess uci`. See docs/UCI.md.")
+    p.set_defaults(func=_cmd_uci)
+
+
+def _cmd_uci(args: argparse.Namespace) -> int:
+    from zerochess.uci import run_uci
+
+    return run_uci()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zerochess", description="Batched MCTS for chess research (lc0 PUCT, "
@@ -164,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_analyse(sub)
     _add_bench(sub)
+    _add_uci(sub)
     try:
         from zerochess.cli_games import add_subcommands
     except ImportError:  # pragma: no cover - during development only
