@@ -229,7 +229,12 @@ class SearchDriver:
 
     def start(self, board: chess.Board, config: SearchConfig, seed: int,
               allow: list[chess.Move] | None = None) -> None:
-        """A new tree for ``board`` (its move stack is the game history)."""
+        """A new tree for ``board`` (its move stack is the game history).
+
+        TODO(core): with ``Searcher.advance`` (issue 11), a board that continues the last
+        search's game should advance the old tree instead (lc0 ResetToPosition), and the
+        engine's ``initial_visits`` become the reused root visits.
+        """
         t0 = time.perf_counter()
         self.config = config
         self.board = board.copy()
@@ -275,6 +280,11 @@ class SearchDriver:
         planes = jnp.asarray(encode_board(board)[None], jnp.float32)
         logits = np.asarray(self._policy_fn(self.model.params, planes))[0]
         return moves[int(np.argmax(logits[indices.astype(np.int64)]))]
+
+    def advance(self, move: chess.Move) -> None:
+        """Move the root into ``move``'s subtree, keeping it (lc0 tree reuse, ponderhit)."""
+        # TODO(core): self.batch = self.searcher.advance(self.batch, [[move]]) (issue 11)
+        raise NotImplementedError("tree reuse needs Searcher.advance (issue 11)")
 
     def run(self, simulations: int) -> None:
         """``simulations`` more simulations; updates the chunk timing estimates."""

@@ -165,6 +165,7 @@ class SearchJob:
     def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec,
                  clock_start: float) -> None:
         self.engine = engine
+        self.driver = engine.driver  # options changed mid-search apply to the next one
         self.go = go
         self.position = position
         self.clock_start = clock_start
@@ -220,13 +221,19 @@ class SearchJob:
         eng = self.engine
         opts = eng.options
         board = self.position.board
+        lc0_ponder = self.pondering and self.driver.supports_tree_reuse
+        if lc0_ponder:
+            # lc0 ponders on the position before the expected reply, so a miss still
+            # finds its subtree; ponderhit then moves into the ponder move's subtree.
+            board = board.copy()
+            board.pop()
         if not any(board.generate_legal_moves()):
             self._answer_terminal(board)
             return
         allow = self._searchmoves(board)
         if allow is not None and not allow:
             return  # error already reported
-        driver = eng.driver
+        driver = self.driver
         config = opts.search_config()
         seed = search_seed(int(opts["Seed"]), board)
         black = board.turn == chess.BLACK
@@ -252,6 +259,12 @@ class SearchJob:
             if self.pondering and self.ponderhit.is_set():
                 # ponderhit: the real game clock starts now, with the tree so far reused
                 self.pondering = False
+                if lc0_ponder:
+                    # TODO(core): Searcher.advance (issue 11): move the root into the
+                    # ponder move's subtree; until then this branch is never taken.
+                    board = self.position.board
+                    driver.advance(board.peek())
+                    progress = driver.progress()
                 eng.clock_start = self.clock_start = search_start = time.perf_counter()
                 initial_visits = progress.root_visits
                 stopper = self._make_stopper(board, black, initial_visits,
@@ -283,7 +296,7 @@ class SearchJob:
                     infos = self._infos(view, stats, first_batch)
                     self._send_infos(infos)
                     if opts["LogLiveStats"]:
-                        self._send_verbose(view, config)
+                        self._send_verbose(view, config, log_only=not opts["VerboseMoveStats"])
                     last_info, last_info_best = infos[0], best
             if stopped:
                 if not warned:
@@ -413,7 +426,7 @@ class SearchJob:
             min_kld_gain=float(opts["MinimumKLDGainPerNode"]),
             kld_interval=int(opts["KLDGainAverageInterval"]),
             nodes_as_playouts=bool(opts["NodesAsPlayouts"]),
-            tree_capacity=eng.driver.max_nodes)
+            tree_capacity=self.driver.max_nodes)
 
     def _stats(self, p, config, initial_visits: int, playouts: int, batches: int,
                search_start: float, first_batch: float | None) -> IterationStats:
@@ -434,7 +447,7 @@ class SearchJob:
         stats.num_losing_edges = 0
         stats.may_resign = not bool(np.any(visited & (q > RESIGN_Q)))
         if len(p.visits):
-            visited_policy = float(self.engine.driver.prior[visited].sum())
+            visited_policy = float(self.driver.prior[visited].sum())
             fpu = root_fpu(config, p.root_wl + config.draw_score * p.root_d, visited_policy)
             q_all = np.where(visited, q, fpu)  # TODO(core): + moves-left utility
             max_n = int(p.visits.max())
@@ -473,8 +486,9 @@ class SearchJob:
             eps=nps,  # TODO(core): nn_evals (cache and terminal hits excluded)
             multipv=int(opts["MultiPV"]), score_type=str(opts["ScoreType"]),
             has_wdl=True, per_pv_counters=bool(opts["PerPVCounters"]),
-            draw_score=float(opts["DrawScore"]))
-        if self.pondering and self.engine.driver.supports_tree_reuse:
+            draw_score=float(opts["DrawScore"]),
+            hashfull=view.tree_nodes * 1000 // max(self.driver.max_nodes, 1))
+        if self.pondering and self.driver.supports_tree_reuse:
             infos = ponder_infos(infos, self.position.moves[-1])
         return infos
 
@@ -486,9 +500,12 @@ class SearchJob:
                 show_moves_left=bool(opts["UCI_ShowMovesLeft"]),
                 show_eps=bool(opts["UCI_ShowEPS"])))
 
-    def _send_verbose(self, view, config) -> None:
+    def _send_verbose(self, view, config, log_only: bool = False) -> None:
         for line in verbose_move_stats(view, config):
-            self.engine.out.send(f"info string {line}")
+            if log_only:
+                self.engine.out.log("MS", line)
+            else:
+                self.engine.out.send(f"info string {line}")
 
 
 def _without_ponder(go: GoParams) -> GoParams:
@@ -513,6 +530,7 @@ class UciEngine:
         self._tm_key: tuple | None = None
         self._last_search_key: tuple[str, tuple[str, ...]] | None = None
         self.last_stop_latency_ms: float | None = None
+        self._isready_seen = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -541,6 +559,7 @@ class UciEngine:
                 self.out.send(line)
             self.out.send("uciok")
         elif name == "isready":
+            self._isready_seen = True
             if self.job is None or self.job.done.is_set():
                 self.ensure_ready()
             self.out.send("readyok")
@@ -558,6 +577,7 @@ class UciEngine:
             self._stop_search(abort=True)
             self.position = spec
             self.clock_start = time.perf_counter()
+            self._isready_seen = False
         elif name == "go":
             self._go(parse_go(params))
         elif name == "stop":
@@ -587,8 +607,6 @@ class UciEngine:
         from zerochess.uci.options import find_option
 
         option = find_option(name)
-        if self.job is not None and not self.job.done.is_set():
-            raise UciError(f"setoption {option.name}: not allowed while searching")
         parsed = option.parse(value)
         if option.name == "WeightsFile":
             check_weights_spec(str(parsed))
@@ -649,7 +667,7 @@ class UciEngine:
         if go.ponder and not self.options["Ponder"]:
             raise UciError("Ponder is not enabled, but the ponder search is requested")
         self._stop_search(abort=True)
-        if not go.has_clock or (self.options["StrictTiming"]):
+        if not go.has_clock or (self.options["StrictTiming"] and self._isready_seen):
             self.clock_start = time.perf_counter()
         self.ensure_ready()
         self.driver.prepare(int(self.options["MultiPV"]))

@@ -93,11 +93,15 @@ def line_text(board: chess.Board, moves: Sequence[chess.Move]) -> list[str]:
 
 def thinking_infos(view: EngineView, *, time_ms: int, nodes: int, nps: int, eps: int,
                    multipv: int, score_type: str, has_wdl: bool, per_pv_counters: bool,
-                   draw_score: float) -> list[ThinkingInfo]:
-    """One ``ThinkingInfo`` per PV (best first), as lc0's SendUciInfo fills them."""
+                   draw_score: float, hashfull: int = -1) -> list[ThinkingInfo]:
+    """One ``ThinkingInfo`` per PV (best first), as lc0's SendUciInfo fills them.
+
+    ``hashfull`` (per mille of the fixed tree in use) is a zerochess addition: lc0's
+    classic search leaves the field out; a full tree ends a zerochess search."""
     res = view.result
     common = ThinkingInfo(depth=view.depth, seldepth=view.seldepth, time=time_ms,
-                          nodes=-1 if per_pv_counters else nodes, nps=nps, eps=eps, tbhits=0)
+                          nodes=-1 if per_pv_counters else nodes, hashfull=hashfull, nps=nps,
+                          eps=eps, tbhits=0)
     w, d_root, loss = (float(x) for x in res.root_wdl)
     default_wl, default_d = w - loss, d_root
     infos = []
