@@ -200,7 +200,11 @@ class SearchDriver:
         """Compile everything a search runs (init, run, progress, the views a search with
         ``multipv`` lines prints) and time a chunk and a view."""
         self.policy_move(chess.Board())  # compiles the network alone (time-trouble moves)
-        self.start(chess.Board(), SearchConfig(), 0)
+        board = chess.Board()
+        # searchmoves' slot reordering and 63-bit seeds run their own small programs
+        self.start(board, SearchConfig(), 2**62 + 1, allow=list(board.legal_moves)[:2])
+        self.run(1)
+        self.start(board, SearchConfig(), 0)
         self.run(1)  # compiles
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
