@@ -3,13 +3,15 @@
 Usage: python experiments/odds.py
        [--scale tiny|small|full] [--out DIR] [--seed N]
        [--config configs/experiment_odds.yaml] [--no-progress]
-Same as `zerochess experiment odds ...`;
+Same as `zerochess experiment odds ...`.
+Logic: src/zerochess/experiments/odds.py;
+settings per scale: configs/experiment_odds.yaml;
 writes results/odds/<scale>-seed<seed>/.
 """
 
 import sys
 
-from zerochess.cli_games import main
+from zerochess.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["experiment", "odds", *sys.argv[1:]]))

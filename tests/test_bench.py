@@ -1,7 +1,8 @@
-"""Smoke tests of the ``zerochess bench`` harness (``benchmarks/``): tiny nets, B=2, S=4."""
+"""Smoke tests of the ``zerochess bench`` harness (``zerochess.bench``): tiny nets, B=2, S=4."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -12,20 +13,20 @@ import chess
 import numpy as np
 import pytest
 
-pytest.importorskip("pgx")
-
-from benchmarks import bench, peer_mctx_pgx  # noqa: E402
+from zerochess import bench
+from zerochess.bench import lc0_peer, peer_mctx_pgx, throughput
+from zerochess.cli import main
 
 RATIO_RE = re.compile(r"ratio_vs_mctx_pgx: \d+\.\d{2}")
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_positions_are_seeded_middlegames() -> None:
-    a = bench.bench_positions(6, seed=3)
-    b = bench.bench_positions(6, seed=3)
+    a = throughput.bench_positions(6, seed=3)
+    b = throughput.bench_positions(6, seed=3)
     assert [x.fen() for x in a] == [x.fen() for x in b]
     assert all(not x.is_game_over() and len(x.move_stack) >= 20 for x in a)
-    assert [x.fen() for x in bench.fill(a, 8)][6:] == [a[0].fen(), a[1].fen()]
+    assert [x.fen() for x in throughput.fill(a, 8)][6:] == [a[0].fen(), a[1].fen()]
 
 
 @pytest.mark.parametrize("fen", [
@@ -47,7 +48,7 @@ def test_harness_figures_and_ratio_line(capsys: pytest.CaptureFixture[str]) -> N
 
     lines: list[str] = []
     with Expander(0) as expander:
-        res = bench.run_bench([2], [4], net=(1, 8), ratio_point=(2, 4), builtin=False,
+        res = throughput.run_bench([2], [4], net=(1, 8), ratio_point=(2, 4), builtin=False,
                               num_positions=3, host_leaves=16, expander=expander,
                               log=lines.append)
     (point,) = res["ours"]
@@ -62,23 +63,35 @@ def test_harness_figures_and_ratio_line(capsys: pytest.CaptureFixture[str]) -> N
     hb = res["host_boundary"]
     assert hb["expand_batch_us_per_leaf"] > 0 and hb["python_chess_us_per_leaf"] > 0
     assert hb["ratio"] > 0
-    bench.print_report(res, "net body: SE-ResNet 1x8")
+    throughput.print_report(res, "net body: SE-ResNet 1x8")
     out = capsys.readouterr().out.strip().splitlines()
     assert RATIO_RE.fullmatch(out[-1]), out[-1]
-    assert out[-1] == bench.ratio_line(res["ratio"])
-    assert bench.ratio_line(None) == "ratio_vs_mctx_pgx: n/a"
+    assert out[-1] == throughput.ratio_line(res["ratio"])
+    assert throughput.ratio_line(None) == "ratio_vs_mctx_pgx: n/a"
 
 
 def test_vs_lc0_delegates_or_says_missing(monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(lc0_peer, "find_lc0", lambda: None)
+    assert main(["bench", "--vs-lc0", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: bench --vs-lc0 needs the lc0 program") and \
+        lc0_peer.INSTALL_HINT in err and len(err.splitlines()) == 1
     args = types.SimpleNamespace(quick=True, vs_lc0=True, batch=None, sims=None, json=None)
-    monkeypatch.setattr(bench, "lc0_peer", lambda: None)
-    assert bench.main(args) == 2
-    assert "lc0_peer.py" in capsys.readouterr().err
     seen: list[object] = []
-    fake = types.SimpleNamespace(main=lambda a: seen.append(a) or 0)
-    monkeypatch.setattr(bench, "lc0_peer", lambda: fake)
+    monkeypatch.setattr(lc0_peer, "main", lambda a: seen.append(a) or 0)
     assert bench.main(args) == 0 and seen == [args]
+
+
+def test_missing_pgx_is_one_error_line(monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pgx" else find_spec(name, *a))
+    assert main(["bench", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "pip install 'pgx==2.6.0'" in err
+    assert len(err.splitlines()) == 1
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Experiments: config resolution, analysis helpers, ``contempt_wdl --scale tiny`` end to end."""
+"""Experiments: settings resolution, analysis helpers, ``contempt_wdl --scale tiny`` end to end."""
 
 from __future__ import annotations
 
@@ -9,27 +9,25 @@ from pathlib import Path
 import pytest
 import yaml
 
+from zerochess.cli import main
+from zerochess.errors import ConfigError
 from zerochess.experiments import EXPERIMENTS, get_experiment, run_experiment
-from zerochess.experiments.common import wdl_counts
+from zerochess.experiments.common import settings_path, wdl_counts
 from zerochess.experiments.contempt_wdl import falls_with
 from zerochess.experiments.repeat_rate import repeat_table, repeated_fraction
-from zerochess.selfplay import GameConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_registry_matches_cli_names():
-    from zerochess.cli_games import EXPERIMENT_NAMES
-
-    assert tuple(EXPERIMENTS) == EXPERIMENT_NAMES
-    assert set(EXPERIMENTS) == {"contempt_wdl", "temperature_wdl", "repeat_rate",
-                                "contempt_vs_temperature", "odds"}
-
-
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
-def test_repo_configs_equal_the_defaults(name):
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_settings_resolve_at_every_scale(name):
     exp = get_experiment(name)
-    path = REPO / "configs" / f"experiment_{name}.yaml"
+    assert exp.name == name
+    # the settings ship inside the package (zerochess/configs is configs/)
+    path = settings_path(name)
+    assert path.parent.parent.name == "zerochess" and path.is_file()
+    assert path.read_text() == (REPO / "configs" / f"experiment_{name}.yaml").read_text()
+    # a copy of the settings passed as overrides changes nothing
     for scale in ("tiny", "small", "full"):
         assert exp.resolve(scale, path) == exp.resolve(scale)
     full = exp.resolve("full")
@@ -41,20 +39,22 @@ def test_repo_configs_equal_the_defaults(name):
 
 def test_resolve_errors(tmp_path):
     exp = get_experiment("contempt_wdl")
-    with pytest.raises(GameConfigError, match="scale"):
+    with pytest.raises(ConfigError, match="scale"):
         exp.resolve("huge")
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"nodez": 3}))
-    with pytest.raises(GameConfigError, match="nodez"):
+    with pytest.raises(ConfigError, match="nodez"):
         exp.resolve("tiny", bad)
     bad.write_text(yaml.safe_dump({"scales": {"tiny": {"n_scll": [1]}}}))
-    with pytest.raises(GameConfigError, match="n_scll"):
+    with pytest.raises(ConfigError, match="n_scll"):
         exp.resolve("tiny", bad)
     bad.write_text(yaml.safe_dump({"n_scl": [0, 5]}))
-    with pytest.raises(GameConfigError, match="n_scl"):
+    with pytest.raises(ConfigError, match="n_scl"):
         exp.resolve("tiny", bad)
-    with pytest.raises(GameConfigError, match="unknown experiment"):
+    with pytest.raises(ConfigError, match="unknown experiment"):
         get_experiment("contempt")
+    with pytest.raises(ConfigError, match="experiment 'odds', not 'contempt_wdl'"):
+        exp.resolve("tiny", settings_path("odds"))
     over = tmp_path / "over.yaml"
     over.write_text(yaml.safe_dump({"nodes": 7, "scales": {"tiny": {"games_per_point": 2}}}))
     cfg = exp.resolve("tiny", over, seed=9)
@@ -120,8 +120,6 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
 
 
 def test_cli_experiment_errors(capsys):
-    from zerochess.cli_games import main
-
     assert main(["experiment", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown experiment") and len(err.splitlines()) == 1

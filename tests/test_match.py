@@ -9,26 +9,28 @@ import chess
 import pytest
 import yaml
 
-from zerochess.match import (
+from zerochess.cli import main
+from zerochess.errors import ConfigError
+from zerochess.games import (
     EnginePlayer,
+    EngineSpec,
     MatchConfig,
     MatchResult,
+    OpeningSpec,
     elo_from_score,
-    find_stockfish,
-    lc0_maia_available,
     los,
     match_result,
     paired_specs,
     run_match,
     score_from_elo,
 )
-from zerochess.match.engines import resolve_command
-from zerochess.selfplay import EngineSpec, GameConfigError, OpeningSpec
+from zerochess.games.players import resolve_command
+from zerochess.lc0_files import find_stockfish
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-# --- statistics (values worked out by hand from the formulas in zerochess.match.stats) ----
+# --- statistics (values worked out by hand from the formulas in zerochess.games.stats) ----
 
 def test_table2_trinomial_case():
     # W 37 / D 46 / L 17 (the paper's Table 2): s = (37 + 23) / 100 = 0.6
@@ -97,15 +99,15 @@ def test_odds_follow_the_giving_player():
 
 
 def test_match_config_errors():
-    with pytest.raises(GameConfigError, match="player2"):
+    with pytest.raises(ConfigError, match="player2"):
         MatchConfig.from_dict({"player1": {}})
-    with pytest.raises(GameConfigError, match="'extra'"):
+    with pytest.raises(ConfigError, match="'extra'"):
         MatchConfig.from_dict({"player1": {}, "player2": {}, "extra": 1})
-    with pytest.raises(GameConfigError, match="kind"):
+    with pytest.raises(ConfigError, match="kind"):
         MatchConfig.from_dict({"player1": {}, "player2": {"engine": {"kind": "gnuchess"}}})
-    with pytest.raises(GameConfigError, match="limit"):
+    with pytest.raises(ConfigError, match="limit"):
         MatchConfig.from_dict({"player1": {}, "player2": {"engine": {"kind": "stockfish"}}})
-    with pytest.raises(GameConfigError, match="excludes"):
+    with pytest.raises(ConfigError, match="excludes"):
         MatchConfig.from_dict({"player1": {}, "player2": {
             "engine": {"kind": "lc0"}, "search": {}}})
     cfg = MatchConfig.from_dict({"player1": {}, "player2": {"engine": {"kind": "lc0"}}})
@@ -123,29 +125,16 @@ def test_repo_match_configs_load():
 
 @pytest.mark.skipif(find_stockfish() is not None, reason="stockfish is installed")
 def test_missing_stockfish_is_a_clear_error():
-    with pytest.raises(GameConfigError, match="stockfish not found"):
+    with pytest.raises(ConfigError, match="stockfish not found"):
         resolve_command(EngineSpec(kind="stockfish", nodes=100))
 
 
 def test_missing_lc0_weights_is_a_clear_error(tmp_path):
-    with pytest.raises(GameConfigError, match="not found"):
+    with pytest.raises(ConfigError, match="not found"):
         resolve_command(EngineSpec(kind="lc0", command="/bin/true",
                                    weights=str(tmp_path / "nope.pb.gz"), nodes=1))
-    with pytest.raises(GameConfigError, match="lc0 not found"):
+    with pytest.raises(ConfigError, match="lc0 not found"):
         resolve_command(EngineSpec(kind="lc0", command=str(tmp_path / "lc0"), nodes=1))
-
-
-@pytest.fixture(scope="module")
-def maia() -> None:
-    """lc0 and Maia-1900, installed on first use (they are test-only, GPL, never vendored)."""
-    from zerochess.testing.lc0_reference import Lc0Unavailable, ensure_lc0
-
-    try:
-        ensure_lc0()
-    except Lc0Unavailable as exc:
-        pytest.skip(f"lc0 reference unavailable: {exc}")
-    if not lc0_maia_available():
-        pytest.skip("lc0 / Maia-1900 not found after installing them")
 
 
 def test_maia_plays_legal_deterministic_moves(maia):
@@ -194,8 +183,6 @@ def test_match_against_maia(maia, tmp_path):
 
 
 def test_cli_match(tmp_path, capsys):
-    from zerochess.cli_games import main
-
     cfg = tmp_path / "m.yaml"
     cfg.write_text(yaml.safe_dump({
         "games": 2, "batch_size": 8, "max_plies": 4,

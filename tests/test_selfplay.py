@@ -15,8 +15,9 @@ import chess.pgn
 import pytest
 import yaml
 
-from zerochess.selfplay import (
-    GameConfigError,
+from zerochess.cli import main
+from zerochess.errors import ConfigError
+from zerochess.games import (
     GameRecord,
     GameWriter,
     MoveStat,
@@ -27,8 +28,10 @@ from zerochess.selfplay import (
     read_games_csv,
     run_selfplay,
 )
-from zerochess.selfplay.openings import book_line, write_polyglot_book
-from zerochess.selfplay.records import read_pgn_games
+from zerochess.games.openings import book_line, write_polyglot_book
+from zerochess.games.players import get_model, get_searcher
+from zerochess.games.records import read_pgn_games
+from zerochess.search import SearchConfig
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,22 +90,22 @@ def run_a(tmp_path_factory):
     ({"player": {"engine": {"kind": "lc0", "weight": "x"}}}, "weight"),
 ])
 def test_unknown_keys_are_named(values, key):
-    with pytest.raises(GameConfigError, match=key):
+    with pytest.raises(ConfigError, match=key):
         SelfPlayConfig.from_dict(values)
 
 
 def test_bad_values_are_config_errors(tmp_path):
-    with pytest.raises(GameConfigError, match="not found"):
+    with pytest.raises(ConfigError, match="not found"):
         SelfPlayConfig.load(tmp_path / "missing.yaml")
-    with pytest.raises(GameConfigError, match="n_scl"):
+    with pytest.raises(ConfigError, match="n_scl"):
         SelfPlayConfig.from_dict({"player": {"search": {"n_scl": 0}}})
-    with pytest.raises(GameConfigError, match="temperature preset"):
+    with pytest.raises(ConfigError, match="temperature preset"):
         SelfPlayConfig.from_dict({"player": {"temperature": "hot"}})
-    with pytest.raises(GameConfigError, match="openings.type"):
+    with pytest.raises(ConfigError, match="openings.type"):
         SelfPlayConfig.from_dict({"player": {}, "openings": {"type": "pgn"}})
-    with pytest.raises(GameConfigError, match="bad FEN"):
+    with pytest.raises(ConfigError, match="bad FEN"):
         build_openings(OpeningSpec(type="fens", fens=("not a fen",)), 1, 0)
-    assert isinstance(GameConfigError("x"), ValueError)
+    assert isinstance(ConfigError("x"), ValueError)
 
 
 def test_yaml_numbers_and_presets():
@@ -257,16 +260,12 @@ def test_resume_after_interruption(tmp_path):
 def test_resume_refuses_another_config(tmp_path):
     out = tmp_path / "r"
     run_selfplay(puct_only(games=1, max_plies=4), out, progress=False)
-    with pytest.raises(GameConfigError, match="different config"):
+    with pytest.raises(ConfigError, match="different config"):
         run_selfplay(puct_only(games=1, max_plies=6), out, progress=False)
 
 
 def test_batch_independence_with_per_tree_seeds(tmp_path):
     """With per-tree search seeds, a game does not depend on its batch neighbours."""
-    from zerochess.search.config import SearchConfig
-    from zerochess.selfplay.run import get_model
-    from zerochess.selfplay.runner import get_searcher
-
     searcher = get_searcher(get_model("builtin"), 17)
     searcher.init([chess.Board()] * 8, SearchConfig(), seed=list(range(8)))
     cfg = tiny_config(games=6, openings={"type": "startpos"})
@@ -305,15 +304,13 @@ def test_writer_recovers_partial_files(tmp_path):
     assert w.completed == {0, 1}
     assert (tmp_path / "games.pgn").read_text() == text
     assert chess.pgn.read_game(io.StringIO(text)).headers["GameIndex"] == "0"
-    with pytest.raises(GameConfigError, match="columns"):
+    with pytest.raises(ConfigError, match="columns"):
         GameWriter(tmp_path, ["other"])
 
 
 # --- CLI ----------------------------------------------------------------------------------
 
 def test_cli_selfplay(tmp_path, capsys):
-    from zerochess.cli_games import main
-
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({
         "games": 2, "batch_size": 8, "max_plies": 6,
@@ -331,8 +328,6 @@ def test_cli_selfplay(tmp_path, capsys):
     (None, "not found"),
 ])
 def test_cli_selfplay_errors(tmp_path, capsys, body, message):
-    from zerochess.cli_games import main
-
     cfg = tmp_path / "c.yaml"
     if body is not None:
         cfg.write_text(yaml.safe_dump(body))

@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "analyse": "zerochess.analysis",
     "search_config": "zerochess.analysis",
+    "ConfigError": "zerochess.errors",
     "UserError": "zerochess.errors",
     "Model": "zerochess.neural",
     "ModelOutput": "zerochess.neural",

@@ -1,44 +1,47 @@
 """The search-contempt experiments: each writes ``results/<name>/<run>/`` with the resolved
 config, the versions, a CSV, PNG plots and ``summary.md``.
 
+An experiment is two files: its logic, ``zerochess/experiments/<name>.py`` (what it
+plays, the table, the plot, the summary), and its settings per scale,
+``configs/experiment_<name>.yaml`` (shipped in the package as ``zerochess/configs/``).
 ``run_experiment(name, scale="tiny" | "small" | "full", out_dir=None, seed=None,
 config_path=None)``; scales: tiny (< 5 minutes on 2 CPU cores), small, full (the
 paper's: 1000 nodes per move, 100 games per point).
+
+This module stays light (no jax): the command line lists the names without loading the
+experiments.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from zerochess.experiments import (
-    contempt_vs_temperature,
-    contempt_wdl,
-    odds,
-    repeat_rate,
-    temperature_wdl,
+from zerochess.errors import ConfigError
+
+if TYPE_CHECKING:
+    from zerochess.experiments.common import Experiment
+
+EXPERIMENTS: tuple[str, ...] = (
+    "contempt_wdl", "temperature_wdl", "repeat_rate", "contempt_vs_temperature", "odds",
 )
-from zerochess.experiments.common import SCALES, Experiment
-from zerochess.experiments.common import run_experiment as _run
-from zerochess.selfplay.config import GameConfigError
-
-EXPERIMENTS: dict[str, Experiment] = {
-    m.EXPERIMENT.name: m.EXPERIMENT
-    for m in (contempt_wdl, temperature_wdl, repeat_rate, contempt_vs_temperature, odds)
-}
+"""The registered experiments: module ``zerochess.experiments.<name>`` defines ``EXPERIMENT``."""
 
 
 def get_experiment(name: str) -> Experiment:
+    """The experiment registered as ``name`` (``ConfigError`` naming the choices if none)."""
     if name not in EXPERIMENTS:
-        raise GameConfigError(
+        raise ConfigError(
             f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
-    return EXPERIMENTS[name]
+    return importlib.import_module(f"{__name__}.{name}").EXPERIMENT
 
 
 def run_experiment(name: str, scale: str = "tiny", out_dir: str | Path | None = None,
                    seed: int | None = None, config_path: str | Path | None = None,
                    progress: bool = True) -> Path:
     """Run experiment ``name`` at ``scale``; returns its run folder."""
-    return _run(get_experiment(name), scale, out_dir, seed, config_path, progress)
+    return get_experiment(name).execute(scale, out_dir, seed, config_path, progress)
 
 
-__all__ = ["EXPERIMENTS", "SCALES", "Experiment", "get_experiment", "run_experiment"]
+__all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]

@@ -1,32 +1,38 @@
-"""What every experiment shares: configs per scale, the run folder, plots, summaries.
+"""What every experiment shares: its settings per scale, the run folder, plots, summaries.
 
-An experiment config is a flat mapping (documented per experiment in its ``DEFAULTS``)
-resolved as: the experiment's defaults, then its ``SCALES[scale]``, then a YAML file's
-top-level keys, then the file's ``scales: {scale: {...}}``, then ``--seed``.
-Unknown keys are an error that names them.
+An experiment's settings are a flat mapping, read from its YAML file
+``configs/experiment_<name>.yaml`` (shipped inside the package as
+``zerochess/configs/``; the file documents every key). They resolve as: the file's
+top-level keys, then its ``scales: {scale: {...}}``, then a user file's (``--config``)
+top-level keys, then the user file's ``scales:`` entry, then ``--seed``. Unknown keys
+are an error that names them.
 """
 
 from __future__ import annotations
 
-import copy
+import csv
 import dataclasses
+import importlib.resources
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zerochess.selfplay.config import (
-    GameConfigError,
+from zerochess.errors import ConfigError
+from zerochess.games.config import (
+    OpeningSpec,
     PlayerSpec,
     check_keys,
     load_yaml,
     search_config_from_dict,
     temperature_from_value,
 )
-from zerochess.selfplay.records import GameWriter, read_games_csv
-from zerochess.selfplay.run import get_model
-from zerochess.selfplay.rundir import prepare_run_dir, write_json
-from zerochess.selfplay.runner import GameSpec, RunStats, play_games
+from zerochess.games.loop import GameSpec, RunStats
+from zerochess.games.openings import build_openings
+from zerochess.games.records import read_games_csv
+from zerochess.games.run import play_into
+from zerochess.games.rundir import prepare_run_dir, write_json
+from zerochess.games.seeding import game_seed
 
 SCALES = ("tiny", "small", "full")
 RESULTS_ROOT = Path("results")
@@ -45,44 +51,84 @@ class Context:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
+def settings_path(name: str) -> Path:
+    """The YAML file with experiment ``name``'s settings (inside the installed package)."""
+    return Path(str(importlib.resources.files("zerochess").joinpath(
+        "configs", f"experiment_{name}.yaml")))
+
+
+def _split_scales(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """Pop ``scales`` (checked to name only known scales) and ``experiment`` from ``data``."""
+    scales = data.pop("scales", None) or {}
+    data.pop("experiment", None)
+    check_keys(scales, SCALES, f"{where}: scales")
+    return scales
+
+
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """An experiment: defaults, per-scale overrides and a ``run(ctx) -> summary`` function."""
+    """An experiment: its logic, ``run(ctx) -> summary`` (markdown), and an optional
+    ``check(config)`` of the resolved settings; the settings are in ``settings_path(name)``."""
 
     name: str
     title: str
-    defaults: Mapping[str, Any]
-    scales: Mapping[str, Mapping[str, Any]]
     run: Callable[[Context], str]
     check: Callable[[dict[str, Any]], None] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
                 seed: int | None = None) -> dict[str, Any]:
-        """The resolved config of ``scale`` (``GameConfigError`` on bad input)."""
+        """The resolved settings of ``scale`` (``ConfigError`` on bad input)."""
         if scale not in SCALES:
-            raise GameConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
-        cfg = copy.deepcopy(dict(self.defaults))
-        cfg.update(copy.deepcopy(dict(self.scales.get(scale, {}))))
+            raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+        cfg = load_yaml(settings_path(self.name))
+        scales = _split_scales(cfg, f"experiment {self.name}")
+        known = list(cfg)
+        cfg.update(scales.get(scale) or {})
         if config_path is not None:
             data = load_yaml(config_path)
-            scales = data.pop("scales", {}) or {}
-            data.pop("experiment", None)
-            check_keys(data, self.defaults, f"{config_path}")
-            check_keys(scales, SCALES, f"{config_path}: scales")
+            if data.get("experiment", self.name) != self.name:
+                raise ConfigError(f"{config_path} is a config of experiment "
+                                  f"{data['experiment']!r}, not {self.name!r}")
+            over = _split_scales(data, str(config_path))
+            check_keys(data, known, f"{config_path}")
             cfg.update(data)
-            over = scales.get(scale) or {}
-            check_keys(over, self.defaults, f"{config_path}: scales.{scale}")
+            over = over.get(scale) or {}
+            check_keys(over, known, f"{config_path}: scales.{scale}")
             cfg.update(over)
         if seed is not None:
             cfg["seed"] = seed
         if not isinstance(cfg.get("seed"), int) or cfg["seed"] < 0:
-            raise GameConfigError(f"seed must be an integer >= 0, got {cfg.get('seed')!r}")
+            raise ConfigError(f"seed must be an integer >= 0, got {cfg.get('seed')!r}")
         for key in ("batch_size", "games_per_point"):
             if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
-                raise GameConfigError(f"{key} must be an integer >= 1, got {cfg[key]!r}")
+                raise ConfigError(f"{key} must be an integer >= 1, got {cfg[key]!r}")
         if self.check is not None:
             self.check(cfg)
         return cfg
+
+    def execute(self, scale: str = "tiny", out_dir: str | Path | None = None,
+                seed: int | None = None, config_path: str | Path | None = None,
+                progress: bool = True) -> Path:
+        """Resolve, run and summarise the experiment; returns the run folder."""
+        cfg = self.resolve(scale, config_path, seed)
+        out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
+                                                                         cfg["seed"])
+        prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg})
+        ctx = Context(self.name, scale, cfg, out, progress)
+        body = self.run(ctx)
+        stats = [s.summary() for s in ctx.stats if s.games]
+        if stats:
+            write_json(out / "throughput.json", stats if len(stats) > 1 else stats[0])
+        summary = [f"# {self.title}", "",
+                   f"Experiment `{self.name}`, scale `{scale}`, seed {cfg['seed']}, "
+                   f"model `{cfg.get('model', 'builtin')}`. Resolved config: `config.yaml`; "
+                   "versions: `versions.yaml`; games: `games.pgn`, `games.csv`.", "",
+                   body.rstrip(), ""]
+        if ctx.notes:
+            summary += ["## Notes", ""] + [f"- {n}" for n in ctx.notes] + [""]
+        summary += ["## Run", "", throughput_note(ctx.stats), ""]
+        (out / "summary.md").write_text("\n".join(summary))
+        return out
 
 
 def default_out_dir(name: str, scale: str, seed: int) -> Path:
@@ -93,10 +139,21 @@ def make_player(name: str, nodes: int, search: Mapping[str, Any] | None,
                 temperature: Any, where: str) -> PlayerSpec:
     """A zerochess player from config pieces (validated, errors name ``where``)."""
     if not isinstance(nodes, int) or nodes < 1:
-        raise GameConfigError(f"{where}: nodes must be an integer >= 1, got {nodes!r}")
+        raise ConfigError(f"{where}: nodes must be an integer >= 1, got {nodes!r}")
     return PlayerSpec(name=name, nodes=nodes,
                       search=search_config_from_dict(search, f"{where}.search"),
                       temperature=temperature_from_value(temperature, f"{where}.temperature"))
+
+
+def check_named_list(values: Any, key: str, item_keys: Sequence[str]) -> None:
+    """Check the setting ``key``: a non-empty list of mappings, each with a ``name`` and
+    only ``item_keys`` (``ConfigError`` naming the bad entry)."""
+    if not isinstance(values, list) or not values:
+        raise ConfigError(f"{key} must be a non-empty list of {{{', '.join(item_keys)}}}")
+    for i, v in enumerate(values):
+        check_keys(v, item_keys, f"{key}[{i}]")
+        if "name" not in v:
+            raise ConfigError(f"{key}[{i}] needs a name")
 
 
 def play(ctx: Context, specs: Sequence[GameSpec], players: Mapping[str, PlayerSpec],
@@ -107,15 +164,12 @@ def play(ctx: Context, specs: Sequence[GameSpec], players: Mapping[str, PlayerSp
     for its own ``max_nodes``.
     """
     cfg = ctx.config
-    tag_fields = sorted({k for s in specs for k in s.tags})
-    needs_model = any(not p.is_engine for p in players.values())
-    model = get_model(cfg["model"]) if needs_model else None
-    with GameWriter(ctx.out_dir, tag_fields, event=f"zerochess {ctx.name} {ctx.scale}") as w:
-        _, stats = play_games(specs, players, model,
-                              batch_size=batch_size or cfg["batch_size"],
-                              max_plies=cfg.get("max_plies"), writer=w,
-                              progress=ctx.progress, description=description or ctx.name,
-                              shrink_tail=cfg.get("shrink_tail"))
+    _, stats = play_into(ctx.out_dir, specs, players, cfg["model"],
+                         batch_size=batch_size or cfg["batch_size"],
+                         max_plies=cfg.get("max_plies"), progress=ctx.progress,
+                         description=description or ctx.name,
+                         event=f"zerochess {ctx.name} {ctx.scale}",
+                         shrink_tail=cfg.get("shrink_tail"))
     ctx.stats.append(stats)
     return read_games_csv(ctx.out_dir / "games.csv")
 
@@ -127,17 +181,13 @@ def selfplay_points(ctx: Context, points: Sequence[tuple[PlayerSpec, Mapping[str
     Every point plays the same openings (``openings`` key); game indices run point by
     point, so the games of a point depend only on (seed, its position in the list).
     """
-    from zerochess.selfplay.config import OpeningSpec
-    from zerochess.selfplay.openings import build_openings
-    from zerochess.selfplay.seeding import game_seed
-
     cfg = ctx.config
     k = cfg["games_per_point"]
     openings = build_openings(OpeningSpec.from_dict(cfg.get("openings")), k, cfg["seed"])
     players, specs = {}, []
     for p, (player, tags) in enumerate(points):
         if player.name in players:
-            raise GameConfigError(f"duplicate point name {player.name!r}")
+            raise ConfigError(f"duplicate point name {player.name!r}")
         players[player.name] = player
         for g in range(k):
             idx = p * k + g
@@ -165,8 +215,6 @@ def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """A small results table (columns from the first row)."""
-    import csv
-
     with open(path, "w", newline="") as f:
         if not rows:
             return
@@ -213,6 +261,13 @@ def pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: Any) -> None:
+    """Lay out ``fig``, write it as a PNG and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+
+
 def throughput_note(stats: Sequence[RunStats]) -> str:
     """One line on the throughput of this call's games."""
     games = sum(s.games for s in stats)
@@ -225,27 +280,3 @@ def throughput_note(stats: Sequence[RunStats]) -> str:
     return (f"Played {games} games now in {secs:.0f} s ({comp:.0f} s of it compiling): "
             f"{pos / secs:.1f} positions/s, {nodes / secs:.0f} nodes/s, "
             f"{games / secs * 3600:.0f} games/hour.")
-
-
-def run_experiment(exp: Experiment, scale: str = "tiny", out_dir: str | Path | None = None,
-                   seed: int | None = None, config_path: str | Path | None = None,
-                   progress: bool = True) -> Path:
-    """Resolve, run and summarise ``exp``; returns the run folder."""
-    cfg = exp.resolve(scale, config_path, seed)
-    out = Path(out_dir) if out_dir is not None else default_out_dir(exp.name, scale, cfg["seed"])
-    prepare_run_dir(out, {"experiment": exp.name, "scale": scale, **cfg})
-    ctx = Context(exp.name, scale, cfg, out, progress)
-    body = exp.run(ctx)
-    stats = [s.summary() for s in ctx.stats if s.games]
-    if stats:
-        write_json(out / "throughput.json", stats if len(stats) > 1 else stats[0])
-    summary = [f"# {exp.title}", "",
-               f"Experiment `{exp.name}`, scale `{scale}`, seed {cfg['seed']}, "
-               f"model `{cfg.get('model', 'builtin')}`. Resolved config: `config.yaml`; "
-               "versions: `versions.yaml`; games: `games.pgn`, `games.csv`.", "",
-               body.rstrip(), ""]
-    if ctx.notes:
-        summary += ["## Notes", ""] + [f"- {n}" for n in ctx.notes] + [""]
-    summary += ["## Run", "", throughput_note(ctx.stats), ""]
-    (out / "summary.md").write_text("\n".join(summary))
-    return out

@@ -6,14 +6,15 @@ fork's ``tau2`` config (high temperature, its PUCT parameters and Dirichlet nois
 scored 37 W / 46 D / 17 L (+70 Elo) over 100 games at 1000 nodes per move (the fork
 played SC as black in every game; here colours alternate and openings are paired).
 
-Config keys: ``model``, ``seed``, ``games``, ``nodes``, ``batch_size``, ``max_plies``,
-``shrink_tail``, ``openings``, ``sc`` and ``puct`` (each ``{name, search, temperature}``).
+Settings per scale (every key documented):
+``configs/experiment_contempt_vs_temperature.yaml``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
@@ -21,41 +22,24 @@ from zerochess.experiments.common import (
     markdown_table,
     play,
     pyplot,
+    save_figure,
     write_csv,
 )
-from zerochess.match.match import match_result, paired_specs
-from zerochess.match.stats import MatchResult
-from zerochess.selfplay.config import FORK_PUCT_SEARCH, GameConfigError, OpeningSpec, check_keys
+from zerochess.games.config import OpeningSpec, check_keys
+from zerochess.games.match import match_result, paired_specs
+from zerochess.games.stats import MatchResult
 
 NAME = "contempt_vs_temperature"
 PAPER = MatchResult(37, 46, 17)
-
-DEFAULTS: dict[str, Any] = {
-    "model": "builtin",
-    "seed": 0,
-    "games": 100,
-    "nodes": 1000,
-    "batch_size": 100,
-    "max_plies": None,
-    "shrink_tail": None,
-    "openings": {"type": "startpos"},
-    "sc": {"name": "sc5", "search": {"n_scl": 5}, "temperature": "sc"},
-    "puct": {"name": "puct_tau2", "search": dict(FORK_PUCT_SEARCH), "temperature": "tau2"},
-}
-SCALES: dict[str, dict[str, Any]] = {
-    "tiny": {"games": 16, "nodes": 16, "batch_size": 8, "max_plies": 60},
-    "small": {"games": 40, "nodes": 128, "batch_size": 20, "max_plies": 300},
-    "full": {},
-}
 
 
 def _check(cfg: dict[str, Any]) -> None:
     for key in ("sc", "puct"):
         check_keys(cfg[key], ("name", "search", "temperature"), key)
     if cfg["sc"].get("name") == cfg["puct"].get("name"):
-        raise GameConfigError("sc and puct need different names")
+        raise ConfigError("sc and puct need different names")
     if not isinstance(cfg["games"], int) or cfg["games"] < 1:
-        raise GameConfigError("games must be an integer >= 1")
+        raise ConfigError("games must be an integer >= 1")
 
 
 def run(ctx: Context) -> str:
@@ -102,10 +86,8 @@ def plot(result: MatchResult, path: Any, p1: str, p2: str) -> None:
     ax.set_ylabel("fraction of games")
     ax.set_title(f"{p1} vs {p2}: Elo {result.elo:+.0f} +- {result.elo_error:.0f}")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 EXPERIMENT = Experiment(NAME, "Search-contempt (low T) vs PUCT (high T) (paper Table 2)",
-                        DEFAULTS, SCALES, run, _check)
+                        run, _check)

@@ -6,11 +6,8 @@ move, 100 games per N_scl, lc0's default search parameters and the temperature
 0.7 / endgame 0.1 / decay over 5 moves, from the standard start. It reports
 (w+l)/d about 1 at N_scl 5-8 and above 2.5 at N_scl 1.
 
-Config keys: ``model``, ``seed``, ``n_scl`` (list), ``nodes``, ``games_per_point``,
-``batch_size``, ``max_plies`` (adjudicated draw; null = none), ``shrink_tail``,
-``search`` (extra SearchConfig keys for every point), ``temperature`` (schedule or
-preset), ``openings`` (OpeningSpec; the same openings for every point).
-In the CSV ``wins`` are white wins and ``losses`` black wins.
+Settings per scale (every key documented): ``configs/experiment_contempt_wdl.yaml``. In
+the CSV ``wins`` are white wins and ``losses`` black wins.
 """
 
 from __future__ import annotations
@@ -18,48 +15,30 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
     make_player,
     markdown_table,
     pyplot,
+    save_figure,
     selfplay_points,
     wdl_counts,
     write_csv,
 )
-from zerochess.selfplay.config import GameConfigError
 
 NAME = "contempt_wdl"
 PAPER = {1: "> 2.5", 5: "~ 1", 8: "~ 1"}
-
-DEFAULTS: dict[str, Any] = {
-    "model": "builtin",
-    "seed": 0,
-    "n_scl": [1, 2, 5, 8, 10, 32, 50, 1000000],
-    "nodes": 1000,
-    "games_per_point": 100,
-    "batch_size": 200,
-    "max_plies": None,
-    "shrink_tail": None,
-    "search": {},
-    "temperature": "sc",
-    "openings": {"type": "startpos"},
-}
-SCALES: dict[str, dict[str, Any]] = {
-    "tiny": {"nodes": 16, "games_per_point": 4, "batch_size": 8, "max_plies": 60},
-    "small": {"nodes": 128, "games_per_point": 16, "batch_size": 32, "max_plies": 300},
-    "full": {},
-}
 
 
 def _check(cfg: dict[str, Any]) -> None:
     values = cfg["n_scl"]
     if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
-        raise GameConfigError(f"n_scl must be a list of integers >= 1, got {values!r}")
+        raise ConfigError(f"n_scl must be a list of integers >= 1, got {values!r}")
     if len(set(values)) != len(values):
-        raise GameConfigError("n_scl values must be distinct")
+        raise ConfigError("n_scl values must be distinct")
 
 
 def point_name(n_scl: int) -> str:
@@ -107,9 +86,7 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     ax2.set_ylabel("fraction of games")
     ax2.set_title("W / D / L")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def falls_with(xs: list[float], ys: list[float]) -> float:
@@ -149,4 +126,4 @@ def summarize(table: list[dict[str, Any]], cfg: dict[str, Any]) -> str:
 
 
 EXPERIMENT = Experiment(NAME, "Search-contempt self-play: W/D/L vs N_scl (paper Fig. 2)",
-                        DEFAULTS, SCALES, run, _check)
+                        run, _check)

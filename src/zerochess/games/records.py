@@ -14,7 +14,7 @@ from typing import Any
 import chess
 import chess.pgn
 
-from zerochess.selfplay.config import GameConfigError
+from zerochess.errors import ConfigError
 
 MOVE_CAP = "move_cap"
 SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -221,7 +221,7 @@ class GameWriter:
         if self.csv_path.is_file():
             fields, rows = _read_rows(self.csv_path)
         if fields is not None and fields != self.fields:
-            raise GameConfigError(
+            raise ConfigError(
                 f"{self.csv_path} has other columns than this run; use a new output folder")
         pgn_text = ""
         if self.pgn_path.is_file():

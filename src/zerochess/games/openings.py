@@ -11,8 +11,9 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.selfplay.config import GameConfigError, OpeningSpec
-from zerochess.selfplay.seeding import derive_seed
+from zerochess.errors import ConfigError
+from zerochess.games.config import OpeningSpec
+from zerochess.games.seeding import derive_seed
 
 ODDS_SQUARES = {  # the piece removed for odds chess: the queen, the queen's rook / knight
     "queen": {chess.WHITE: chess.D1, chess.BLACK: chess.D8},
@@ -43,7 +44,7 @@ class Opening:
 def odds_board(piece: str, side: chess.Color) -> chess.Board:
     """The standard start with ``side``'s queen / queen's rook / queen's knight removed."""
     if piece not in ODDS_SQUARES:
-        raise GameConfigError(f"odds piece must be one of {', '.join(ODDS_SQUARES)}")
+        raise ConfigError(f"odds piece must be one of {', '.join(ODDS_SQUARES)}")
     board = chess.Board()
     board.remove_piece_at(ODDS_SQUARES[piece][side])
     board.castling_rights = board.clean_castling_rights()
@@ -60,7 +61,7 @@ def read_fen_lines(path: str | Path) -> list[str]:
         try:
             out.append(chess.Board(line).fen())
         except ValueError as e:
-            raise GameConfigError(f"{path}:{i}: bad FEN: {e}") from None
+            raise ConfigError(f"{path}:{i}: bad FEN: {e}") from None
     return out
 
 
@@ -74,7 +75,7 @@ def read_epd_lines(path: str | Path) -> list[tuple[str, str]]:
         try:
             board, ops = chess.Board.from_epd(line)
         except ValueError as e:
-            raise GameConfigError(f"{path}:{i}: bad EPD: {e}") from None
+            raise ConfigError(f"{path}:{i}: bad EPD: {e}") from None
         name = ops.get("id")
         out.append((board.fen(), str(name) if name else f"epd{i}"))
     return out
@@ -137,7 +138,7 @@ def build_openings(spec: OpeningSpec, count: int, seed: int,
             elif spec.side in ("white", "black"):
                 side = chess.WHITE if spec.side == "white" else chess.BLACK
             else:
-                raise GameConfigError(f"openings.side {spec.side!r} needs a match")
+                raise ConfigError(f"openings.side {spec.side!r} needs a match")
             name = f"{spec.piece}-odds-{'white' if side else 'black'}"
             out.append(Opening(name, odds_board(spec.piece, side).fen()))
         return out
@@ -151,14 +152,14 @@ def build_openings(spec: OpeningSpec, count: int, seed: int,
             try:
                 fens.append(chess.Board(f).fen())
             except ValueError as e:
-                raise GameConfigError(f"openings.fens: bad FEN {f!r}: {e}") from None
+                raise ConfigError(f"openings.fens: bad FEN {f!r}: {e}") from None
         if spec.file:
             fens += read_fen_lines(spec.file)
         items = [(f, f"fen{i + 1}") for i, f in enumerate(fens)]
     else:  # epd
         items = read_epd_lines(spec.file)
     if not items:
-        raise GameConfigError(f"openings: no positions in {spec.file or 'fens'}")
+        raise ConfigError(f"openings: no positions in {spec.file or 'fens'}")
     order = np.arange(len(items))
     if spec.shuffle:
         order = np.random.default_rng(derive_seed(seed, 0x5EED)).permutation(len(items))

@@ -1,20 +1,8 @@
-"""Matches: config vs config, or config vs an external UCI engine.
-
-A match config (``zerochess match --config FILE``)::
-
-    name: sc5_vs_puct
-    model: builtin
-    seed: 0
-    games: 20                  # total; colours alternate, each opening is played twice
-    batch_size: 10
-    max_plies: 200             # adjudicated draw after this many plies (null: none)
-    pgn_comments: true
-    openings: {type: startpos} # as for self-play (odds `side` may be player1 / player2)
-    player1: {name: sc5, nodes: 100, search: {n_scl: 5}, temperature: sc}
-    player2: {name: maia1900, engine: {kind: lc0, weights: maia-1900, nodes: 1}}
+"""Matches: config vs config, or config vs an external UCI engine (config: ``MatchConfig``).
 
 Game ``2k`` has player1 as white and game ``2k + 1`` player2, both from opening ``k``.
-Results are reported from player1's point of view.
+Results are reported from player1's point of view: W/D/L, score, Elo with a 95% interval
+and LOS (``zerochess.games.stats``).
 """
 
 from __future__ import annotations
@@ -26,66 +14,13 @@ from typing import Any
 
 import chess
 
-from zerochess.match.stats import MatchResult
-from zerochess.selfplay.config import (
-    GameConfigError,
-    OpeningSpec,
-    PlayerSpec,
-    asdict_plain,
-    check_keys,
-    load_yaml,
-    run_fields,
-    run_fields_dict,
-)
-from zerochess.selfplay.openings import Opening, build_openings
-from zerochess.selfplay.run import RunReport, run_games, unique_players
-from zerochess.selfplay.rundir import write_json
-from zerochess.selfplay.runner import GameSpec
-from zerochess.selfplay.seeding import game_seed
-
-
-@dataclasses.dataclass(frozen=True)
-class MatchConfig:
-    """A two-player match (see the module docstring)."""
-
-    name: str
-    player1: PlayerSpec
-    player2: PlayerSpec
-    model: str = "builtin"
-    seed: int = 0
-    games: int = 2
-    batch_size: int = 2
-    max_plies: int | None = None
-    pgn_comments: bool = True
-    shrink_tail: bool | None = None
-    openings: OpeningSpec = dataclasses.field(default_factory=OpeningSpec)
-
-    KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "pgn_comments",
-            "shrink_tail", "openings", "player1", "player2")
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any], default_name: str = "match",
-                  base_dir: Path | None = None) -> MatchConfig:
-        check_keys(values, cls.KEYS, "match config")
-        for key in ("player1", "player2"):
-            if key not in values:
-                raise GameConfigError(f"match config: missing `{key}`")
-        return cls(
-            player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
-            player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
-            **run_fields(values, default_name, 2, base_dir),
-        )
-
-    @classmethod
-    def load(cls, path: str | Path) -> MatchConfig:
-        p = Path(path)
-        return cls.from_dict(load_yaml(p), default_name=p.stem, base_dir=p.parent)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **run_fields_dict(self),
-            "player1": self.player1.to_dict(), "player2": self.player2.to_dict(),
-        }
+from zerochess.games.config import MatchConfig, OpeningSpec, PlayerSpec, asdict_plain
+from zerochess.games.loop import GameSpec
+from zerochess.games.openings import Opening, build_openings
+from zerochess.games.run import RunReport, run_games, unique_players
+from zerochess.games.rundir import write_json
+from zerochess.games.seeding import game_seed
+from zerochess.games.stats import MatchResult
 
 
 def paired_specs(p1: str, p2: str, games: int, openings: OpeningSpec, seed: int,
@@ -162,11 +97,8 @@ def run_match(config: MatchConfig, out_dir: str | Path, *, progress: bool = True
     p1, p2 = unique_players(config.player1, config.player2)
     players = {p1.name: p1, p2.name: p2}
     specs = paired_specs(p1.name, p2.name, config.games, config.openings, config.seed)
-    run = run_games(out_dir, config.to_dict(), specs, players, config.model,
-                    batch_size=config.batch_size, max_plies=config.max_plies,
-                    pgn_comments=config.pgn_comments, progress=progress,
-                    description=config.name, event=f"zerochess match {config.name}",
-                    stop_after=stop_after, shrink_tail=config.shrink_tail)
+    run = run_games(config, out_dir, specs, players, event=f"zerochess match {config.name}",
+                    progress=progress, stop_after=stop_after)
     rows = run.rows
     report = MatchReport(
         config, match_result(rows, p1.name),

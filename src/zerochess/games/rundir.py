@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from zerochess.selfplay.config import GameConfigError
+from zerochess.errors import ConfigError
 
 CONFIG_FILE = "config.yaml"
 VERSIONS_FILE = "versions.yaml"
@@ -64,7 +64,7 @@ def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any]) -> Path:
             old = None
         if old is not None and old != resolved:
             diff = sorted(k for k in set(old) | set(resolved) if old.get(k) != resolved.get(k))
-            raise GameConfigError(
+            raise ConfigError(
                 f"{out} holds a run with a different config (keys differ: {', '.join(diff)}); "
                 "choose another output folder or delete it")
     cfg_path.write_text(yaml.safe_dump(resolved, sort_keys=False))

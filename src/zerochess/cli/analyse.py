@@ -1,18 +1,17 @@
-"""The ``zerochess`` command line: analyse, bench, selfplay, match, experiment."""
+"""``zerochess analyse``: search positions (a FEN + moves, or an EPD file as one batch) and
+print lc0-like move stats or KataGo-style JSON."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 from zerochess.errors import UserError
+from zerochess.positions import parse_position, read_epd
 
 
-def _add_analyse(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("analyse", aliases=["analyze"], help="search positions and report moves",
                        description="Search one position (FEN + moves) or an EPD file as a batch.")
     p.add_argument("fen", nargs="?", default=None,
@@ -31,7 +30,7 @@ def _add_analyse(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-policy", action="store_true",
                    help="add the raw network policy over the legal moves")
     p.add_argument("--json", action="store_true", help="one JSON object per position per line")
-    p.set_defaults(func=_cmd_analyse)
+    p.set_defaults(run=run)
 
 
 def _wdl(wl: float, d: float) -> tuple[float, float]:
@@ -75,7 +74,7 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
     return out
 
 
-def _format_table(ident: str, res, include_policy: bool) -> str:
+def format_table(ident: str, res, include_policy: bool) -> str:
     """lc0-like verbose move stats, best move first."""
     w, d, loss = res.root_wdl
     rw, rd, rl = res.raw_wdl
@@ -98,9 +97,8 @@ def _format_table(ident: str, res, include_policy: bool) -> str:
     return "\n".join(lines)
 
 
-def _cmd_analyse(args: argparse.Namespace) -> int:
-    from zerochess.analysis import analyse
-    from zerochess.positions import parse_position, read_epd
+def run(args: argparse.Namespace) -> int:
+    from zerochess.analysis import analyse  # jax: loaded only when the command runs
 
     if args.epd:
         if args.fen is not None or args.moves:
@@ -135,97 +133,5 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(result_json(ident, res, args.include_policy)), flush=True)
         else:
-            print(_format_table(ident, res, args.include_policy), flush=True)
+            print(format_table(ident, res, args.include_policy), flush=True)
     return 0
-
-
-def _add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
-    p.add_argument("--quick", action="store_true", help="B=256, S=64 only (under 3 minutes)")
-    p.add_argument("--vs-lc0", action="store_true", help="compare with lc0 on Maia-1900")
-    p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
-    p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    p.set_defaults(func=_cmd_bench)
-
-
-def _cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        from benchmarks import bench
-    except ImportError as err:  # pragma: no cover - packaging problem
-        raise UserError(f"benchmarks package not importable: {err}") from None
-    return bench.main(args)
-
-
-def _add_uci(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("uci", help="run as a UCI engine (lc0-compatible options)",
-                       description="Speak UCI on stdin/stdout; load it in a GUI as "
-                       "`zerochess uci`. See docs/UCI.md.")
-    p.set_defaults(func=_cmd_uci)
-
-
-def _cmd_uci(args: argparse.Namespace) -> int:
-    from zerochess.uci import run_uci
-
-    return run_uci()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="zerochess", description="Batched MCTS for chess research (lc0 PUCT, "
-        "search-contempt, mctx) on JAX.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    _add_analyse(sub)
-    _add_bench(sub)
-    _add_uci(sub)
-    try:
-        from zerochess.cli_games import add_subcommands
-    except ImportError:  # pragma: no cover - during development only
-        pass
-    else:
-        add_subcommands(sub)
-    return parser
-
-
-def _enable_compilation_cache() -> None:
-    """Persist compiled programs between CLI runs (``ZEROCHESS_JAX_CACHE``; empty = off).
-
-    Programs holding the host callback (the search loop) are not cacheable by jax;
-    the rest (root init, result summaries, networks) are.
-    """
-    path = os.environ.get("ZEROCHESS_JAX_CACHE",
-                          str(Path.home() / ".cache" / "zerochess" / "jax"))
-    if not path:
-        return
-    import jax
-
-    try:
-        jax.config.update("jax_compilation_cache_dir", path)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
-    except Exception:  # pragma: no cover - an unwritable home must not stop the CLI
-        pass
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _enable_compilation_cache()
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except (UserError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except ValueError as err:  # domain errors from python-chess / configs
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -31,6 +31,7 @@ side to move, castling rights, number of legal moves). Plain FEN strings use
 from __future__ import annotations
 
 import functools
+import importlib.util
 import time
 import warnings
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from zerochess.errors import UserError
 from zerochess.neural.resnet import ResidualBlock
 
 NUM_ACTIONS = 4672  # 64 from-squares x 73 move planes
@@ -50,11 +52,20 @@ OBS_PLANES = 119
 AZ_PLANES = 73
 _UNDERPROMO_PIECES = (chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
+PGX_REQUIREMENT = "pgx==2.6.0"
 _env_cache: dict[str, Any] = {}
 
 
+def require_pgx() -> None:
+    """Raise a one-line ``UserError`` saying how to install pgx when it is missing."""
+    if importlib.util.find_spec("pgx") is None:
+        raise UserError(
+            f"zerochess bench compares with mctx + pgx, and pgx is not installed: "
+            f"pip install '{PGX_REQUIREMENT}' (or the extra: pip install 'zerochess[bench]')")
+
+
 def _env() -> Any:
-    """The (cached) pgx chess environment; pgx is imported lazily (it is a test extra)."""
+    """The (cached) pgx chess environment; pgx is imported lazily (an optional extra)."""
     if "chess" not in _env_cache:
         import pgx
 

@@ -11,7 +11,7 @@ games, cycled to fill each batch):
   root evaluation) and one timed ``run(S)``; simulations/s are reported including
   and excluding init.
 - **peer**: ``mctx.gumbel_muzero_policy`` on pgx chess (dense 4672 actions) with
-  an SE-ResNet of the same body (:mod:`benchmarks.peer_mctx_pgx`), on the same
+  an SE-ResNet of the same body (:mod:`zerochess.bench.peer_mctx_pgx`), on the same
   positions, at the ratio point (B=256, S=64 by default); the ratio is ours
   (SE-ResNet, init included) / peer (root evaluation included).
 - tree bytes per node (ours vs mctx's dense tree at 4672 actions), peak RSS, and
@@ -26,8 +26,6 @@ games, cycled to fill each batch):
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import json
 import os
 import platform
@@ -39,6 +37,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import chess
+import jax
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from zerochess.bench import peer_mctx_pgx
+from zerochess.chess import state as chess_state
+from zerochess.chess.expander import Expander
+from zerochess.chess.policy_map import move_to_index
+from zerochess.chess.rules import expand_batch
+from zerochess.neural import load_model
+from zerochess.search import Searcher, bytes_per_node
 
 DEFAULT_BATCHES = (1, 64, 256, 1024)
 DEFAULT_SIMS = (64, 256, 800)
@@ -54,8 +64,6 @@ RATIO_PREFIX = "ratio_vs_mctx_pgx: "
 
 def machine_info() -> dict[str, Any]:
     """CPU model, core counts, python / jax versions, jax backend and devices."""
-    import jax
-
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as fh:
@@ -175,8 +183,6 @@ class OursPoint:
 
 
 def _block(batch: Any) -> None:
-    import jax
-
     jax.block_until_ready(batch.state)
 
 
@@ -187,10 +193,6 @@ def run_ours(model: Any, boards: Sequence[chess.Board], batch: int, sims: int,
     A first ``init`` + 1-simulation ``run`` compiles (``compile_s``); then one ``init``
     and one ``run(sims)`` are timed separately, blocking on the device each time.
     """
-    import numpy as np
-
-    from zerochess import Searcher
-
     if batch < 1 or sims < 1:
         raise ValueError(f"batch and sims must be >= 1, got {batch}, {sims}")
     rows = fill(boards, batch)
@@ -224,13 +226,6 @@ def host_boundary(boards: Sequence[chess.Board], leaves: int = 1024, seed: int =
     python-chess per leaf: ``Board(fen)``, ``push``, ``list(legal_moves)``,
     ``is_game_over()``. Also times the default ``Expander`` (worker processes).
     """
-    import numpy as np
-
-    from zerochess.chess import state as chess_state
-    from zerochess.chess.expander import Expander
-    from zerochess.chess.policy_map import move_to_index
-    from zerochess.chess.rules import expand_batch
-
     rng = random.Random(seed)
     rows = fill(boards, leaves)
     moves = [rng.choice(list(b.legal_moves)) for b in rows]
@@ -307,9 +302,6 @@ def run_bench(batches: Sequence[int], sims: Sequence[int], net: tuple[int, int],
       expander: a shared ``Expander`` (default: one ``Expander()`` for the whole run).
       log: progress printer.
     """
-    from benchmarks import peer_mctx_pgx
-    from zerochess import bytes_per_node, load_model
-    from zerochess.chess.expander import Expander
 
     boards = bench_positions(num_positions)
     own_expander = expander is None
@@ -385,9 +377,6 @@ def run_bench(batches: Sequence[int], sims: Sequence[int], net: tuple[int, int],
 
 def print_report(res: dict[str, Any], net_note: str) -> None:
     """The rich table of the grid and the summary figures (ends with the ratio line)."""
-    from rich.console import Console
-    from rich.table import Table
-
     console = Console(highlight=False, width=max(Console().width, 110))
     table = Table(title="zerochess search throughput (simulations/s)")
     for col in ("model", "B", "S", "compile s", "init s", "run s", "sims/s", "sims/s excl init",
@@ -426,23 +415,13 @@ def _grid_arg(values: Sequence[int] | None, default: Sequence[int]) -> list[int]
     return values
 
 
-def lc0_peer() -> Any:
-    """The ``benchmarks.lc0_peer`` module (``main(args) -> int``), or None if absent."""
-    if importlib.util.find_spec("benchmarks.lc0_peer") is None:
-        return None
-    return importlib.import_module("benchmarks.lc0_peer")
-
-
 def main(args: Any) -> int:
-    """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json)."""
-    if getattr(args, "vs_lc0", False):
-        peer = lc0_peer()
-        if peer is None:
-            print("bench --vs-lc0: the lc0 comparison (benchmarks/lc0_peer.py) is not "
-                  "available in this checkout", file=sys.stderr)
-            return 2
-        return int(peer.main(args) or 0)
+    """``zerochess bench`` against mctx + pgx (args: quick, batch, sims, json).
 
+    Raises:
+      UserError: pgx is not installed (one line saying how to install it).
+    """
+    peer_mctx_pgx.require_pgx()
     quick = bool(getattr(args, "quick", False))
     if quick:
         batches = _grid_arg(getattr(args, "batch", None), [RATIO_POINT[0]])

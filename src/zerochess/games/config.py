@@ -1,4 +1,5 @@
-"""Config schema for games: players, openings, self-play runs (YAML, unknown keys rejected).
+"""Config schema for games: players, openings, self-play and match runs (YAML; unknown
+keys are a ``ConfigError`` that names them).
 
 A self-play config (``zerochess selfplay --config FILE``)::
 
@@ -13,6 +14,16 @@ A self-play config (``zerochess selfplay --config FILE``)::
     shrink_tail: null          # smaller batches once the queue is empty (null: auto)
     openings: {type: startpos} # see OpeningSpec
     player: {...}              # both sides, or `white:` and `black:` (see PlayerSpec)
+
+A match config (``zerochess match --config FILE``) has the same run-level keys (without
+``alternate_colors``: colours always alternate, each opening is played once with each
+colour) and two players; results are reported from player1's point of view::
+
+    name: sc5_vs_puct
+    games: 20                  # total; game 2k has player1 as white, 2k + 1 player2
+    max_plies: 200
+    player1: {name: sc5, nodes: 100, search: {n_scl: 5}, temperature: sc}
+    player2: {name: maia1900, engine: {kind: lc0, weights: maia-1900, nodes: 1}}
 
 A player (``PlayerSpec``)::
 
@@ -46,16 +57,8 @@ from typing import Any
 
 import yaml
 
-from zerochess.errors import UserError
-from zerochess.selfplay._api import SearchConfig, TemperatureSchedule
-
-
-class GameConfigError(UserError):
-    """Bad user input for self-play / match / experiments (reported as one line, no traceback).
-
-    A ``zerochess.errors.UserError`` (hence a ``ValueError``).
-    """
-
+from zerochess.errors import ConfigError
+from zerochess.search import SearchConfig, TemperatureSchedule
 
 # lc0 temperature presets (the search-contempt fork's self-play configs).
 TEMPERATURE_PRESETS: dict[str, dict[str, Any]] = {
@@ -69,39 +72,33 @@ TEMPERATURE_PRESETS: dict[str, dict[str, Any]] = {
              "decay_delay_moves": 20, "cutoff_move": 40, "visit_offset": -0.8},
 }
 
-# The fork's tau1/tau2 PUCT search parameters (lc0 option -> our SearchConfig names).
-FORK_PUCT_SEARCH: dict[str, Any] = {
-    "cpuct": 1.2, "cpuct_root": 2.0, "fpu_value": 0.49, "fpu_absolute": False,
-    "fpu_absolute_root": True, "fpu_value_root": 1.0, "policy_temperature": 1.45,
-    "dirichlet_epsilon": 0.1, "dirichlet_alpha": 0.12,
-}
 
 
 def check_keys(values: Mapping[str, Any], allowed: Iterable[str], where: str) -> None:
-    """Raise ``GameConfigError`` naming any key of ``values`` not in ``allowed``."""
+    """Raise ``ConfigError`` naming any key of ``values`` not in ``allowed``."""
     if not isinstance(values, Mapping):
-        raise GameConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
+        raise ConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
     allowed = list(allowed)
     unknown = sorted(str(k) for k in values if k not in allowed)
     if unknown:
-        raise GameConfigError(
+        raise ConfigError(
             f"unknown key(s) {', '.join(map(repr, unknown))} in {where}; "
             f"known keys: {', '.join(sorted(allowed))}")
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping; a missing file or bad YAML is a ``GameConfigError``."""
+    """Read a YAML mapping; a missing file or bad YAML is a ``ConfigError``."""
     p = Path(path)
     if not p.is_file():
-        raise GameConfigError(f"config file not found: {p}")
+        raise ConfigError(f"config file not found: {p}")
     try:
         data = yaml.safe_load(p.read_text())
     except yaml.YAMLError as e:
-        raise GameConfigError(f"{p}: invalid YAML: {str(e).splitlines()[0]}") from None
+        raise ConfigError(f"{p}: invalid YAML: {str(e).splitlines()[0]}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise GameConfigError(f"{p}: the top level must be a mapping")
+        raise ConfigError(f"{p}: the top level must be a mapping")
     return data
 
 
@@ -112,19 +109,19 @@ def as_int(value: Any, where: str, minimum: int | None = None, allow_none: bool 
         try:
             value = float(value)
         except ValueError:
-            raise GameConfigError(f"{where} must be an integer, got {value!r}") from None
+            raise ConfigError(f"{where} must be an integer, got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()):
-        raise GameConfigError(f"{where} must be an integer, got {value!r}")
+        raise ConfigError(f"{where} must be an integer, got {value!r}")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise GameConfigError(f"{where} must be >= {minimum}, got {value}")
+        raise ConfigError(f"{where} must be >= {minimum}, got {value}")
     return value
 
 
 def as_bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise GameConfigError(f"{where} must be true or false, got {value!r}")
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
     return value
 
 
@@ -148,7 +145,7 @@ def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> Sea
     try:
         return SearchConfig.from_dict(values)
     except (TypeError, ValueError) as e:
-        raise GameConfigError(f"{where}: {e}") from None
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
@@ -157,7 +154,7 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
         return TemperatureSchedule()
     if isinstance(value, str):
         if value not in TEMPERATURE_PRESETS:
-            raise GameConfigError(
+            raise ConfigError(
                 f"{where}: unknown temperature preset {value!r}; "
                 f"known: {', '.join(TEMPERATURE_PRESETS)}")
         return TemperatureSchedule(**TEMPERATURE_PRESETS[value])
@@ -167,7 +164,7 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
     try:
         return TemperatureSchedule(**value)
     except (TypeError, ValueError) as e:
-        raise GameConfigError(f"{where}: {e}") from None
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def asdict_plain(obj: Any) -> dict[str, Any]:
@@ -212,10 +209,10 @@ class EngineSpec:
         v = dict(values)
         kind = v.get("kind", "uci")
         if kind not in cls.KINDS:
-            raise GameConfigError(f"{where}.kind must be one of {', '.join(cls.KINDS)}, "
+            raise ConfigError(f"{where}.kind must be one of {', '.join(cls.KINDS)}, "
                                   f"got {kind!r}")
         if kind == "uci" and not v.get("command"):
-            raise GameConfigError(f"{where}: a 'uci' engine needs `command`")
+            raise ConfigError(f"{where}: a 'uci' engine needs `command`")
         for k in ("nodes", "depth", "movetime_ms"):
             v[k] = as_int(v.get(k), f"{where}.{k}", minimum=1, allow_none=True)
         v["skill_level"] = as_int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
@@ -223,13 +220,13 @@ class EngineSpec:
         v["threads"] = as_int(v.get("threads", 1), f"{where}.threads", minimum=1)
         opts = v.get("options") or {}
         if not isinstance(opts, Mapping):
-            raise GameConfigError(f"{where}.options must be a mapping")
+            raise ConfigError(f"{where}.options must be a mapping")
         v["options"] = dict(opts)
         if kind == "lc0" and v.get("nodes") is None and v.get("depth") is None \
                 and v.get("movetime_ms") is None:
             v["nodes"] = 1
         if v.get("nodes") is None and v.get("depth") is None and v.get("movetime_ms") is None:
-            raise GameConfigError(f"{where}: set a limit: nodes, depth or movetime_ms")
+            raise ConfigError(f"{where}: set a limit: nodes, depth or movetime_ms")
         return cls(**v)
 
     def describe(self) -> str:
@@ -266,7 +263,7 @@ class PlayerSpec:
         name = str(values.get("name", default_name))
         if "engine" in values and values["engine"] is not None:
             if "search" in values or "temperature" in values:
-                raise GameConfigError(f"{where}: `engine` excludes `search`/`temperature`")
+                raise ConfigError(f"{where}: `engine` excludes `search`/`temperature`")
             engine = EngineSpec.from_dict(values["engine"], f"{where}.engine")
             return cls(name=name, nodes=engine.nodes or 0, engine=engine)
         return cls(
@@ -282,33 +279,6 @@ class PlayerSpec:
             return {"name": self.name, "engine": asdict_plain(self.engine)}
         return {"name": self.name, "nodes": self.nodes, "search": asdict_plain(self.search),
                 "temperature": asdict_plain(self.temperature)}
-
-
-def run_fields(values: Mapping[str, Any], default_name: str, default_games: int,
-               base_dir: Path | None) -> dict[str, Any]:
-    """The run-level keys shared by self-play and match configs, parsed and checked."""
-    games = as_int(values.get("games", default_games), "games", minimum=1)
-    return dict(
-        name=str(values.get("name", default_name)),
-        model=str(values.get("model", "builtin")),
-        seed=as_int(values.get("seed", 0), "seed", minimum=0),
-        games=games,
-        batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size", minimum=1),
-        max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1, allow_none=True),
-        pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
-        shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
-        openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
-    )
-
-
-def run_fields_dict(cfg: Any) -> dict[str, Any]:
-    """The inverse of ``run_fields`` for a config object (for the resolved YAML)."""
-    return {
-        "name": cfg.name, "model": cfg.model, "seed": cfg.seed, "games": cfg.games,
-        "batch_size": cfg.batch_size, "max_plies": cfg.max_plies,
-        "pgn_comments": cfg.pgn_comments, "shrink_tail": cfg.shrink_tail,
-        "openings": asdict_plain(cfg.openings),
-    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,11 +304,11 @@ class OpeningSpec:
         check_keys(values, [f.name for f in dataclasses.fields(cls)], where)
         kind = values.get("type", "startpos")
         if kind not in cls.TYPES:
-            raise GameConfigError(f"{where}.type must be one of {', '.join(cls.TYPES)}, "
+            raise ConfigError(f"{where}.type must be one of {', '.join(cls.TYPES)}, "
                                   f"got {kind!r}")
         fens = values.get("fens") or ()
         if isinstance(fens, str) or not all(isinstance(f, str) for f in fens):
-            raise GameConfigError(f"{where}.fens must be a list of FEN strings")
+            raise ConfigError(f"{where}.fens must be a list of FEN strings")
         file = values.get("file")
         if file is not None:
             fp = Path(str(file)).expanduser()
@@ -346,42 +316,88 @@ class OpeningSpec:
                 fp = base_dir / fp
             file = str(fp)
         if kind in ("epd", "book") and not file:
-            raise GameConfigError(f"{where}: type {kind} needs `file`")
+            raise ConfigError(f"{where}: type {kind} needs `file`")
         if kind == "fens" and not fens and not file:
-            raise GameConfigError(f"{where}: type fens needs `fens` or `file`")
+            raise ConfigError(f"{where}: type fens needs `fens` or `file`")
         if file is not None and kind in ("fens", "epd", "book") and not Path(file).is_file():
-            raise GameConfigError(f"{where}.file not found: {file}")
+            raise ConfigError(f"{where}.file not found: {file}")
         piece = values.get("piece", "queen")
         if piece not in cls.PIECES:
-            raise GameConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}")
+            raise ConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}")
         side = values.get("side", "white")
         if side not in cls.SIDES:
-            raise GameConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}")
+            raise ConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}")
         return cls(type=kind, fens=tuple(fens), file=file,
                    book_plies=as_int(values.get("book_plies", 8), f"{where}.book_plies", 0),
                    piece=piece, side=side,
                    shuffle=as_bool(values.get("shuffle", False), f"{where}.shuffle"))
 
 
-@dataclasses.dataclass(frozen=True)
-class SelfPlayConfig:
-    """A self-play run (see the module docstring)."""
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """The run-level settings that self-play and match configs share (see the module
+    docstring); subclasses add the players."""
 
     name: str
-    white: PlayerSpec
-    black: PlayerSpec
     model: str = "builtin"
     seed: int = 0
     games: int = 8
     batch_size: int = 8
     max_plies: int | None = None
-    alternate_colors: bool = False
     pgn_comments: bool = True
     shrink_tail: bool | None = None
     openings: OpeningSpec = dataclasses.field(default_factory=OpeningSpec)
 
-    KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "alternate_colors",
-            "pgn_comments", "shrink_tail", "openings", "player", "white", "black")
+    RUN_KEYS = ("name", "model", "seed", "games", "batch_size", "max_plies", "pgn_comments",
+                "shrink_tail", "openings")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Any:
+        """Read a YAML config of this class (the run name defaults to the file's stem;
+        relative opening files are looked up next to it)."""
+        p = Path(path)
+        return cls.from_dict(load_yaml(p), default_name=p.stem,  # type: ignore[attr-defined]
+                             base_dir=p.parent)
+
+    @classmethod
+    def run_fields(cls, values: Mapping[str, Any], default_name: str,
+                   base_dir: Path | None) -> dict[str, Any]:
+        """The run-level keys of ``values``, parsed and checked (constructor keywords)."""
+        games = as_int(values.get("games", cls.games), "games", minimum=1)
+        return dict(
+            name=str(values.get("name", default_name)),
+            model=str(values.get("model", "builtin")),
+            seed=as_int(values.get("seed", 0), "seed", minimum=0),
+            games=games,
+            batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size",
+                              minimum=1),
+            max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1,
+                             allow_none=True),
+            pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),
+            shrink_tail=optional_bool(values.get("shrink_tail"), "shrink_tail"),
+            openings=OpeningSpec.from_dict(values.get("openings"), base_dir=base_dir),
+        )
+
+    def run_dict(self) -> dict[str, Any]:
+        """The inverse of ``run_fields`` (for the resolved YAML of a run folder)."""
+        return {
+            "name": self.name, "model": self.model, "seed": self.seed, "games": self.games,
+            "batch_size": self.batch_size, "max_plies": self.max_plies,
+            "pgn_comments": self.pgn_comments, "shrink_tail": self.shrink_tail,
+            "openings": asdict_plain(self.openings),
+        }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SelfPlayConfig(RunConfig):
+    """A self-play run (see the module docstring)."""
+
+    white: PlayerSpec
+    black: PlayerSpec
+    alternate_colors: bool = False
+
+    KEYS = RunConfig.RUN_KEYS + ("alternate_colors", "player", "white", "black")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], default_name: str = "selfplay",
@@ -389,28 +405,53 @@ class SelfPlayConfig:
         check_keys(values, cls.KEYS, "selfplay config")
         if "player" in values:
             if "white" in values or "black" in values:
-                raise GameConfigError("selfplay config: use `player` or `white`/`black`, "
-                                      "not both")
+                raise ConfigError("selfplay config: use `player` or `white`/`black`, not both")
             white = black = PlayerSpec.from_dict(values["player"], "player", "zerochess")
         else:
             if "white" not in values or "black" not in values:
-                raise GameConfigError("selfplay config: needs `player` (both sides) or "
-                                      "`white` and `black`")
+                raise ConfigError("selfplay config: needs `player` (both sides) or "
+                                  "`white` and `black`")
             white = PlayerSpec.from_dict(values["white"], "white", "white")
             black = PlayerSpec.from_dict(values["black"], "black", "black")
         return cls(
             white=white, black=black,
             alternate_colors=as_bool(values.get("alternate_colors", False), "alternate_colors"),
-            **run_fields(values, default_name, 8, base_dir),
+            **cls.run_fields(values, default_name, base_dir),
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> SelfPlayConfig:
-        p = Path(path)
-        return cls.from_dict(load_yaml(p), default_name=p.stem, base_dir=p.parent)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **run_fields_dict(self), "alternate_colors": self.alternate_colors,
+            **self.run_dict(), "alternate_colors": self.alternate_colors,
             "white": self.white.to_dict(), "black": self.black.to_dict(),
+        }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MatchConfig(RunConfig):
+    """A two-player match (see the module docstring)."""
+
+    player1: PlayerSpec
+    player2: PlayerSpec
+    games: int = 2
+    batch_size: int = 2
+
+    KEYS = RunConfig.RUN_KEYS + ("player1", "player2")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], default_name: str = "match",
+                  base_dir: Path | None = None) -> MatchConfig:
+        check_keys(values, cls.KEYS, "match config")
+        for key in ("player1", "player2"):
+            if key not in values:
+                raise ConfigError(f"match config: missing `{key}`")
+        return cls(
+            player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
+            player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
+            **cls.run_fields(values, default_name, base_dir),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.run_dict(),
+            "player1": self.player1.to_dict(), "player2": self.player2.to_dict(),
         }

@@ -1,0 +1,72 @@
+"""The ``zerochess`` command line: one module per command, one error handler (``main``).
+
+Each command module has ``add_parser(subparsers)``, which sets ``run(args) -> int`` (and
+optionally ``interrupted``, the line printed on Ctrl-C). Command modules import jax only
+inside ``run``, so ``zerochess --help`` stays quick. Bad input (a ``UserError``, which
+includes every ``ConfigError``, a missing file, a ``ValueError`` from python-chess) prints
+one line ``error: ...`` on stderr and exits with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from zerochess.cli import analyse, bench, experiment, match, selfplay, uci
+from zerochess.errors import UserError
+
+COMMANDS = (analyse, bench, selfplay, match, experiment, uci)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zerochess", description="Batched MCTS for chess research (lc0 PUCT, "
+        "search-contempt, mctx) on JAX.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def _enable_compilation_cache() -> None:
+    """Persist compiled programs between CLI runs (``ZEROCHESS_JAX_CACHE``; empty = off).
+
+    Programs holding the host callback (the search loop) are not cacheable by jax;
+    the rest (root init, result summaries, networks) are.
+    """
+    path = os.environ.get("ZEROCHESS_JAX_CACHE",
+                          str(Path.home() / ".cache" / "zerochess" / "jax"))
+    if not path:
+        return
+    import jax
+
+    try:
+        jax.config.update("jax_compilation_cache_dir", path)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    except Exception:  # pragma: no cover - an unwritable home must not stop the CLI
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``zerochess ARGS``; returns the exit status (2 for bad input, 130 on Ctrl-C)."""
+    args = build_parser().parse_args(argv)
+    _enable_compilation_cache()
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print(getattr(args, "interrupted", "interrupted"), file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (UserError, FileNotFoundError, ValueError) as err:
+        # UserError: our own bad-input errors; ValueError: python-chess (FEN, moves).
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["build_parser", "main"]

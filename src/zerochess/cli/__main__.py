@@ -1,0 +1,7 @@
+"""``python -m zerochess.cli ...`` = ``zerochess ...``."""
+
+import sys
+
+from zerochess.cli import main
+
+sys.exit(main())

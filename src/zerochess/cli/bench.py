@@ -1,0 +1,22 @@
+"""``zerochess bench [--quick] [--vs-lc0] [--batch B...] [--sims S...] [--json FILE]``:
+search throughput against mctx + pgx (or lc0); the code is in ``zerochess.bench``."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
+    p.add_argument("--quick", action="store_true", help="B=256, S=64 only (under 3 minutes)")
+    p.add_argument("--vs-lc0", action="store_true", help="compare with lc0 on Maia-1900")
+    p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
+    p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from zerochess import bench  # jax: loaded when it runs
+
+    return bench.main(args)

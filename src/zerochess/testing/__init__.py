@@ -1,1 +1,0 @@
-"""Test-support helpers (reference implementations, game generators); not used at runtime."""
