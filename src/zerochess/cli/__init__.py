@@ -14,10 +14,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from zerochess.cli import analyse, bench, experiment, match, selfplay
+from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, uci
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, bench, selfplay, match, experiment)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, uci)
 
 
 def build_parser() -> argparse.ArgumentParser:
