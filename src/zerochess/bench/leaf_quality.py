@@ -31,6 +31,7 @@ from zerochess.search import SearchConfig, Searcher
 LEAVES = (1, 8, 32, 128)
 FULL = {"positions": 200, "visits": 800}
 QUICK = {"positions": 32, "visits": 200}
+TINY = {"positions": 2, "visits": 16, "leaves": (1, 4)}
 BATCH = 64
 
 
@@ -107,15 +108,16 @@ def run_quality(model: Any, lc0_path: str | None, weights: str, positions: int, 
 
 
 def main(args: Any) -> int:
-    """``zerochess bench --leaf-quality [--quick] [--json FILE]``."""
+    """``zerochess bench --leaf-quality [--quick | --tiny] [--json FILE]``."""
     lc0_path, maia = lc0_peer.find_lc0(), lc0_peer.find_maia()
     if lc0_path is None or maia is None:
         raise UserError(f"bench --leaf-quality needs the lc0 program and Maia-1900; install "
                         f"them with: {lc0_peer.INSTALL_HINT}")
-    grid = QUICK if getattr(args, "quick", False) else FULL
+    grid = (TINY if getattr(args, "tiny", False) else QUICK if getattr(args, "quick", False)
+            else FULL)
     start = time.perf_counter()
     res = run_quality(load_model(maia), lc0_path, maia, grid["positions"], grid["visits"],
-                      log=lambda line: print(line, flush=True))
+                      leaves=grid.get("leaves", LEAVES), log=lambda line: print(line, flush=True))
     res["total_s"] = time.perf_counter() - start
     if getattr(args, "json", None):
         with open(args.json, "w", encoding="utf-8") as fh:

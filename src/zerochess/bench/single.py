@@ -42,6 +42,7 @@ QUICK = {"visits": (800,), "positions": {800: 8}, "leaves": (16, 32, 64),
          "minibatch": (0, 32)}
 FULL = {"visits": (800, 10_000), "positions": {800: 32, 10_000: 8},
         "leaves": (8, 16, 32, 64, 128, 256), "minibatch": (0, 16, 32, 64, 128, 256)}
+TINY = {"visits": (16,), "positions": {16: 2}, "leaves": (4,), "minibatch": (0,)}
 CACHE_SIZE = 1 << 16
 RATIO_PREFIX = "ratio_vs_lc0_single: "
 
@@ -159,12 +160,13 @@ def run_single(model: Any, lc0_path: str, weights: str, grid: dict[str, Any],
 
 
 def main(args: Any) -> int:
-    """``zerochess bench --vs-lc0 --single [--quick] [--json FILE]``."""
+    """``zerochess bench --vs-lc0 --single [--quick | --tiny] [--json FILE]``."""
     lc0_path, maia = lc0_peer.find_lc0(), lc0_peer.find_maia()
     if lc0_path is None or maia is None:
         raise UserError(f"bench --vs-lc0 --single needs the lc0 program and Maia-1900; "
                         f"install them with: {lc0_peer.INSTALL_HINT}")
-    grid = QUICK if getattr(args, "quick", False) else FULL
+    grid = (TINY if getattr(args, "tiny", False) else QUICK if getattr(args, "quick", False)
+            else FULL)
     print(f"zerochess vs lc0, one position at a time, Maia-1900 ({maia})", flush=True)
     start = time.perf_counter()
     res = run_single(load_model(maia), lc0_path, maia, grid,

@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="simulations/s over batch size B x leaves per step L")
     p.add_argument("--gpu-grid", action="store_true",
                    help="the accelerator points (B=1 L=256; B=1024 L=1, 8) vs network alone")
-    p.add_argument("--tiny", action="store_true", help="with --leaves/--gpu-grid: smoke test")
+    p.add_argument("--tiny", action="store_true",
+                   help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
+                        "a smoke test at tiny sizes")
     p.set_defaults(run=run)
 
 

@@ -251,7 +251,7 @@ class PipelineStats:
     """What one ``run_pipeline`` call did (batch level)."""
 
     steps: int = 0  # groups evaluated
-    rows_bound: int = 0  # rows the host expected to need the network (new, ongoing leaves)
+    rows_used: int = 0  # rows needing the network as the host saw them (new, ongoing leaves)
     rows_available: int = 0  # rows of the evaluation batches the network ran on
     rows_capacity: int = 0  # R per step (the fixed evaluation batch)
     host_s: float = 0.0  # time spent expanding on the host
@@ -322,7 +322,7 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
         bound = int(np.sum(np.asarray(request.mask) & (expansion.status == 0)))
         rows = programs.bucket(bound)
         stats.steps += 1
-        stats.rows_bound += bound
+        stats.rows_used += bound
         stats.rows_available += rows
         stats.rows_capacity += programs.rows
         lane.request = lane.left = None
