@@ -35,6 +35,8 @@ class MoveStat:
     pv: tuple[str, ...] = ()
     score_cp: int | None = None  # engine score (centipawns, mover's view)
     mate: int | None = None
+    time_ms: float | None = None  # wall time of a move on a real clock (PGN [%emt])
+    clock_ms: float | None = None  # the mover's clock after it, increment in ([%clk])
 
     def comment(self) -> str:
         if self.source == "book":
@@ -75,6 +77,7 @@ class GameRecord:
     final_fen: str
     tags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     max_plies: int | None = None
+    time_control: str | None = None  # PGN TimeControl ("10+0.1") of a game on real clocks
 
     @property
     def plies(self) -> int:
@@ -109,12 +112,18 @@ class GameRecord:
         h["PlyCount"] = str(self.plies)
         if self.adjudicated:
             h["Adjudication"] = f"draw by move cap ({self.max_plies} plies)"
+        if self.time_control is not None:
+            h["TimeControl"] = self.time_control
         for k, v in self.tags.items():
             h[_tag_name(k)] = str(v)
         node: chess.pgn.GameNode = game
         for uci, st in zip(self.moves, self.stats, strict=True):
             node = node.add_variation(chess.Move.from_uci(uci),
                                       comment=st.comment() if comments else "")
+            if st.time_ms is not None:
+                node.set_emt(st.time_ms / 1000)
+            if st.clock_ms is not None:
+                node.set_clock(st.clock_ms / 1000)
         return game
 
     def csv_row(self) -> dict[str, Any]:
@@ -247,9 +256,9 @@ class GameWriter:
             f.write("".join(segments))
 
     def write(self, record: GameRecord) -> None:
+        # to_pgn leaves the comments empty when they are off, but keeps [%clk]/[%emt]
         game = record.to_pgn(comments=self.pgn_comments, event=self.event)
-        exporter = chess.pgn.StringExporter(headers=True, variations=False,
-                                            comments=self.pgn_comments)
+        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
         self._pgn.write(game.accept(exporter) + "\n\n")
         self._pgn.flush()
         self._csv.writerow(record.csv_row())
