@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -174,6 +175,12 @@ def test_a_slow_engine_loses_on_time(tmp_path):
         # 2 or 3 moves of "slow" fit in 1 s (3 unless the machine adds > 30 ms a move)
         assert sum(1 for _ in game.mainline()) in (4, 5, 6, 7)
         assert game.headers["Result"] == ("0-1" if slow_color == chess.WHITE else "1-0")
+        took, left = map(int, re.fullmatch(r"slow took (\d+) ms with (\d+) ms left",
+                                           game.headers["TimeForfeit"]).groups())
+        assert took > left and took >= 300
+        last_slow_clock = [n.clock() for n in game.mainline()
+                           if n.parent.board().turn == slow_color][-1]
+        assert left == pytest.approx(last_slow_clock * 1000, abs=1)
 
 
 # --- zerochess uci as a match player ------------------------------------------------------------

@@ -111,6 +111,7 @@ class _Live:
         self.stats: list[MoveStat] = [MoveStat("book") for _ in self.moves]
         self.result: str | None = None
         self.termination: str | None = None
+        self.forfeit: str | None = None
 
     def mover(self) -> str:
         return self.spec.white if self.board.turn == chess.WHITE else self.spec.black
@@ -120,10 +121,11 @@ class _Live:
         self.moves.append(move.uci())
         self.stats.append(stat)
 
-    def flag(self) -> None:
+    def flag(self, used_ms: float, left_ms: float) -> None:
         """The side to move ran out of time (its late move is not played)."""
         self.result = flag_result(self.board, self.board.turn)
         self.termination = TIME_FORFEIT
+        self.forfeit = f"{self.mover()} took {used_ms:.0f} ms with {left_ms:.0f} ms left"
 
     def check_end(self, max_plies: int | None) -> bool:
         outcome = self.board.outcome(claim_draw=True)
@@ -143,7 +145,8 @@ class _Live:
             moves=list(self.moves), stats=list(self.stats), result=self.result,
             termination=self.termination, final_fen=self.board.fen(),
             tags=dict(self.spec.tags), max_plies=max_plies,
-            time_control=None if self.clock is None else _pgn_time_control(self.clock))
+            time_control=None if self.clock is None else _pgn_time_control(self.clock),
+            forfeit=self.forfeit)
 
 
 def _pgn_time_control(clock: GameClock) -> str:
@@ -266,8 +269,9 @@ def play_games(
                                                   clock=lv.clock)
                     if lv.clock is not None:
                         assert st.time_ms is not None
+                        left = lv.clock.left_ms[lv.board.turn]
                         if not lv.clock.punch(lv.board.turn, st.time_ms):
-                            lv.flag()
+                            lv.flag(st.time_ms, left)
                             break
                         st.clock_ms = lv.clock.left_ms[lv.board.turn]
                     lv.push(move, st)

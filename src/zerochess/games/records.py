@@ -78,6 +78,7 @@ class GameRecord:
     tags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     max_plies: int | None = None
     time_control: str | None = None  # PGN TimeControl ("10+0.1") of a game on real clocks
+    forfeit: str | None = None  # how a time forfeit happened (who took how long)
 
     @property
     def plies(self) -> int:
@@ -114,6 +115,8 @@ class GameRecord:
             h["Adjudication"] = f"draw by move cap ({self.max_plies} plies)"
         if self.time_control is not None:
             h["TimeControl"] = self.time_control
+        if self.forfeit is not None:
+            h["TimeForfeit"] = self.forfeit
         for k, v in self.tags.items():
             h[_tag_name(k)] = str(v)
         node: chess.pgn.GameNode = game
@@ -143,7 +146,8 @@ BASE_FIELDS = ["index", "white", "black", "result", "score_white", "termination"
 # PGN headers with a meaning of their own (a "Variant" header would change the rules)
 _RESERVED = {"Event", "Site", "Date", "Round", "White", "Black", "Result", "Variant", "FEN",
              "SetUp", "Termination", "PlyCount", "Opening", "Seed", "GameIndex",
-             "Adjudication", "TimeControl", "ECO", "Annotator", "Mode", "WhiteElo", "BlackElo"}
+             "Adjudication", "TimeControl", "TimeForfeit", "ECO", "Annotator", "Mode",
+             "WhiteElo", "BlackElo"}
 
 
 def _tag_name(key: str) -> str:
