@@ -193,7 +193,9 @@ def test_zerochess_uci_plays_a_timed_match(tmp_path):
         "name": "zc", "games": 2, "max_plies": 20, "time_control": "8+0.1",
         "player1": {"name": "zerochess", "engine": {
             "kind": "zerochess", "weights": "builtin",
-            "options": {"MaxTreeNodes": 4096, "TimeManager": "smooth"}}},
+            # MoveOverheadMs covers the GUI side's latency on a busy shared CPU
+            "options": {"MaxTreeNodes": 4096, "TimeManager": "smooth",
+                        "MoveOverheadMs": 500}}},
         "player2": fake("fake", share=0.01)})
     report = run_match(cfg, tmp_path / "run", progress=False)
     assert report.result.games == 2 and report.time_losses == 0

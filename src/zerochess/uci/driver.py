@@ -247,8 +247,11 @@ class SearchDriver:
         batch = self.searcher.init([board], config, seed)
         state = batch.shards[0]
         tree = state.tree
+        # Fixed-shape device reads, sliced on the host: slicing a device array to the
+        # number of legal moves compiles new slice ops for every new count (0.1-0.3 s
+        # each on a busy CPU, inside a timed search).
         num_legal = int(tree.num_legal[0, 0])
-        indices = np.asarray(tree.edge_move[0, 0, :num_legal]).astype(np.int64)
+        indices = np.asarray(tree.edge_move[0, 0])[:num_legal].astype(np.int64)
         moves = [index_to_move(board, int(i)) for i in indices]
         if allow:
             wanted = set(allow)
@@ -269,8 +272,8 @@ class SearchDriver:
         self.batch = batch
         self.moves = moves
         self._nn_index = indices
-        self._prior = np.asarray(state.tree.edge_prior[0, 0, :num_legal], np.float64)
-        self._policy = np.asarray(state.root_policy[0, :num_legal], np.float64)
+        self._prior = np.asarray(state.tree.edge_prior[0, 0], np.float64)[:num_legal]
+        self._policy = np.asarray(state.root_policy[0], np.float64)[:num_legal]
         elapsed = (time.perf_counter() - t0) * 1000.0
         self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
 
