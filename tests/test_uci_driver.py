@@ -2,8 +2,9 @@
 (what ``isready`` runs), searches of positions with other numbers of legal moves, with
 ``searchmoves``, and the views of their results run without a single JAX compile.
 
-(A regression seen in a real-clock match: slicing device arrays to the number of legal
-moves compiled new slice ops for every new count, 1-2 s inside timed searches.)
+(Regressions seen: slicing device arrays to the number of legal moves compiled new slice
+ops for every new count, 1-2 s inside timed searches of a real-clock match; a leaf that
+ends the game runs an evaluation program of its own that warmup had not compiled.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from zerochess.uci.driver import SearchDriver
 POSITIONS = [
     "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",  # 48 moves
     "rnbqkbnr/ppp2ppp/8/3pp3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 3",
-    "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1",  # in check, one legal move
+    "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1",  # in check, one legal move: a terminal leaf
     "8/8/8/4k3/8/8/3P4/4K3 w - - 0 1",
     "r1bq1rk1/pp2bppp/2n2n2/3p4/3P4/2NB1N2/PP3PPP/R1BQ1RK1 b - - 3 10",
 ]

