@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import chess
@@ -17,12 +17,15 @@ from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
 from zerochess.chess.rules import GameStatus
+from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
+from zerochess.positions import check_board
 from zerochess.search.config import SearchConfig, stack_configs
 from zerochess.search.loop import RootInputs, SearchState, init_search, run_simulations
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.step import make_host_expand
 from zerochess.search.tree import bytes_per_node
+from zerochess.validation import MAX_INT32, as_count, as_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +50,53 @@ class SearchBatch:
         return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
 
 
-class NoLegalMovesError(ValueError):
+class NoLegalMovesError(PositionError):
     """The position to search is already over (checkmate or stalemate)."""
+
+
+MAX_NODES = MAX_INT32  # node indices, visits and simulation counters are int32
+
+
+def memory_bytes() -> tuple[int, str]:
+    """(bytes, description) of the memory that holds the trees: the accelerator's limit
+    (``memory_stats()["bytes_limit"]``), else the machine's physical memory."""
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # noqa: BLE001 - a backend without memory stats
+        stats = {}
+    if stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]), f"{jax.devices()[0].device_kind} memory"
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine's memory"
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 2**63 - 1, "memory"
+
+
+@functools.cache
+def _bytes_per_node() -> int:
+    return bytes_per_node()
+
+
+def check_tree_memory(batch: int, max_nodes: int, what: str = "max_nodes",
+                      node_bytes: int | None = None) -> None:
+    """Refuse (``ConfigError``) a batch of trees that cannot fit in memory, before any
+    allocation: the message says the largest ``what`` (nodes per tree) that would fit."""
+    per_node = node_bytes or _bytes_per_node()
+    need = batch * max_nodes * per_node
+    have, where = memory_bytes()
+    if need > have:
+        raise ConfigError(
+            f"{batch} search tree(s) of {max_nodes:,} nodes need {_size(need)} "
+            f"({per_node:,} bytes per node), more than {where} ({_size(have)}); "
+            f"{what} must be at most about {have // (batch * per_node):,} here")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
 
 
 class Searcher:
@@ -71,14 +119,17 @@ class Searcher:
 
     def __init__(self, model: Model, max_nodes: int = 1024, expander: Expander | None = None,
                  num_workers: int | None = None, shards: int | None = None):
-        if max_nodes < 2:
-            raise ValueError(f"max_nodes must be >= 2, got {max_nodes}")
+        if not isinstance(model, Model):
+            raise ConfigError(f"model must be a zerochess Model (zerochess.load_model), "
+                              f"got {quote(model)}")
+        max_nodes = as_count(max_nodes, "max_nodes", 2, MAX_NODES)
+        if num_workers is not None:
+            num_workers = check_workers(num_workers)
         if shards is None:
             cores = os.cpu_count() or 1
             on_cpu = jax.default_backend() == "cpu"
             shards = min(cores, 4) if on_cpu and not model.light else 1
-        if shards < 1:
-            raise ValueError(f"shards must be >= 1, got {shards}")
+        shards = as_count(shards, "shards", 1, 64)
         self.model = model
         self.max_nodes = int(max_nodes)
         self.shards = int(shards)
@@ -93,7 +144,12 @@ class Searcher:
 
     @property
     def bytes_per_node(self) -> int:
-        return bytes_per_node()
+        return _bytes_per_node()
+
+    @staticmethod
+    def node_bytes() -> int:
+        """Bytes of device memory per tree node (before any Searcher exists)."""
+        return _bytes_per_node()
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
              = SearchConfig(), seed: int | Sequence[int] = 0) -> SearchBatch:
@@ -103,15 +159,26 @@ class Searcher:
         seed per tree (tree i draws from ``tree_key(seed[i], 0)``), which makes a tree's
         randomness independent of its batch slot and neighbours.
         """
+        if isinstance(boards, chess.Board) or not isinstance(boards, Sequence | Iterable):
+            raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
         boards = list(boards)
         if not boards:
-            raise ValueError("no positions to search")
+            raise PositionError("no positions to search")
+        for i, board in enumerate(boards):
+            check_board(board, f"position {i}")
         if isinstance(configs, SearchConfig):
             configs = [configs] * len(boards)
+        elif not isinstance(configs, Sequence | Iterable) or isinstance(configs, str | dict):
+            raise ConfigError(f"configs must be a SearchConfig or a list of them, got "
+                              f"{quote(configs)}")
         configs = list(configs)
         if len(configs) != len(boards):
-            raise ValueError(f"{len(configs)} configs for {len(boards)} positions")
+            raise ConfigError(f"{len(configs)} configs for {len(boards)} positions")
+        for i, cfg in enumerate(configs):
+            if not isinstance(cfg, SearchConfig):
+                raise ConfigError(f"configs[{i}] must be a SearchConfig, got {quote(cfg)}")
         keys = batch_keys(seed, len(boards))
+        check_tree_memory(len(boards), self.max_nodes)
         parts = self._split(len(boards))
         states = []
         for a, b in parts:
@@ -164,22 +231,52 @@ class Searcher:
         done sit idle while the others go on). The trees are updated in place: use the
         returned batch, not ``batch``.
         """
-        counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
-        if counts.min(initial=0) < 0:
-            raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        counts = simulation_counts(num_simulations, len(batch))
+        done = np.concatenate([np.asarray(jax.device_get(s.tree.simulations), np.int64)
+                               for s in batch.shards])
+        over = done + counts > MAX_INT32
+        if over.any():
+            i = int(np.argmax(over))
+            raise ConfigError(
+                f"num_simulations: tree {i} has run {int(done[i]):,} simulations; "
+                f"{int(counts[i]):,} more would pass the limit of {MAX_INT32:,} per tree")
         size = len(batch) // len(batch.shards)
 
         def run_shard(i: int) -> SearchState:
-            shard = batch.shards[i]
-            part = counts[i * size:(i + 1) * size]
-            limit = shard.tree.simulations + jnp.asarray(part, jnp.int32)
-            state = self._run(self.model.params, shard, limit, jnp.int32(part.max()))
-            # Wait here: the run calls back into Python (host expansion); a run still in
-            # flight at interpreter exit would call into a finalizing runtime.
-            return jax.block_until_ready(state)
+            return self._run_shard(batch.shards[i], counts[i * size:(i + 1) * size].copy())
 
         states = self._map(run_shard, list(range(len(batch.shards))))
         return dataclasses.replace(batch, shards=tuple(states))
+
+    def _run_shard(self, shard: SearchState, remaining: np.ndarray) -> SearchState:
+        """``remaining`` [b] more simulations per tree of one shard.
+
+        A full tree stops: the first simulation that needs a new node when the tree has no
+        room left is dropped (``dropped_simulations``), and so is every later one, at once,
+        instead of spending a search step on each (``num_simulations=10**9`` on a small
+        tree returns in moments). Runs go in chunks of at most the room left in each tree,
+        so a tree's simulations do not depend on how they are split into ``run`` calls.
+        """
+        while True:
+            tree = shard.tree
+            node_count, dropped = jax.device_get((tree.node_count, tree.dropped))
+            stopped = (dropped > 0) & (remaining > 0)
+            if stopped.any():
+                add = jnp.asarray(np.where(stopped, remaining, 0), jnp.int32)
+                shard = shard.replace(tree=tree.replace(dropped=tree.dropped + add,
+                                                        simulations=tree.simulations + add))
+                remaining = np.where(stopped, 0, remaining)
+            if not remaining.any():
+                return shard
+            step = np.minimum(remaining, np.maximum(self.max_nodes - node_count, 1))
+            limit = shard.tree.simulations + jnp.asarray(step, jnp.int32)
+            shard = self._run(self.model.params, shard, limit, jnp.int32(step.max()))
+            # Wait here: the run calls back into Python (host expansion); a run still in
+            # flight at interpreter exit would call into a finalizing runtime.
+            shard = jax.block_until_ready(shard)
+            remaining = remaining - step
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
@@ -207,8 +304,7 @@ def _fold_keys(base: jax.Array, indices: jax.Array) -> jax.Array:
 def tree_keys(seed: int, count: int) -> np.ndarray:
     """Raw PRNG keys (uint32 [count, 2]) of the trees of a batch searched with ``seed``:
     every random choice of tree i (noise, search-contempt draws) flows from key i."""
-    if not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    seed = as_seed(seed)
     base = jax.random.key_data(jax.random.PRNGKey(seed))
     return np.asarray(_fold_keys(base, jnp.arange(count, dtype=jnp.uint32)), np.uint32)
 
@@ -216,18 +312,34 @@ def tree_keys(seed: int, count: int) -> np.ndarray:
 def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
     """Keys uint32 [count, 2]: ``tree_keys(seed, count)`` for one batch seed, or
     ``tree_keys(seed[i], 1)[0]`` for tree i when given one seed per tree."""
-    if isinstance(seed, (int, np.integer)):
-        return tree_keys(int(seed), count)
-    seeds = list(seed)
+    if isinstance(seed, str) or not isinstance(seed, Iterable):
+        return tree_keys(as_seed(seed), count)
+    seeds = [as_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
     if len(seeds) != count:
-        raise ValueError(f"{len(seeds)} seeds for {count} positions")
-    return np.stack([tree_keys(int(s), 1)[0] for s in seeds])
+        raise ConfigError(f"{len(seeds)} seeds for {count} positions")
+    return np.stack([tree_keys(s, 1)[0] for s in seeds])
 
 
 def tree_key(seed: int, index: int) -> np.ndarray:
     """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
-    if not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    seed = as_seed(seed)
     base = jax.random.key_data(jax.random.PRNGKey(seed))
     return np.asarray(_fold_keys(base, jnp.asarray([index], jnp.uint32))[0], np.uint32)
 
+
+
+def simulation_counts(num_simulations: object, batch: int) -> np.ndarray:
+    """int64 [batch] from one count or one per tree (each an integer in [0, 2**31))."""
+    if isinstance(num_simulations, str) or not isinstance(num_simulations, Iterable):
+        return np.full(batch, as_count(num_simulations, "num_simulations", 0, MAX_INT32),
+                       np.int64)
+    counts = [as_count(c, f"num_simulations[{i}]", 0, MAX_INT32)
+              for i, c in enumerate(num_simulations)]
+    if len(counts) != batch:
+        raise ConfigError(f"{len(counts)} simulation counts for {batch} trees")
+    return np.array(counts, np.int64)
+
+
+def check_workers(workers: object) -> int:
+    """Host move-generation processes: an integer in [0, 4 x cores] (0: inline)."""
+    return as_count(workers, "workers", 0, 4 * (os.cpu_count() or 1))
