@@ -24,7 +24,6 @@ from zerochess.search.config import SearchConfig
 
 from lc0_reference import Lc0Unavailable, ensure_lc0
 
-
 _MOVE_INDEX = {uci: i for i, uci in enumerate(policy_map.MOVES)}
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from zerochess.cli import main
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, PositionError
 from zerochess.games import (
     GameRecord,
     GameWriter,
@@ -103,8 +103,11 @@ def test_bad_values_are_config_errors(tmp_path):
         SelfPlayConfig.from_dict({"player": {"temperature": "hot"}})
     with pytest.raises(ConfigError, match="openings.type"):
         SelfPlayConfig.from_dict({"player": {}, "openings": {"type": "pgn"}})
-    with pytest.raises(ConfigError, match="bad FEN"):
+    with pytest.raises(PositionError, match=r"openings.fens\[0\]: invalid FEN 'not a fen'"):
         build_openings(OpeningSpec(type="fens", fens=("not a fen",)), 1, 0)
+    with pytest.raises(PositionError, match=r"openings.fens\[1\]: .*opposite check"):
+        build_openings(OpeningSpec(type="fens", fens=(FENS[0], "k7/8/8/8/8/8/8/K6Q w - - 0 1")),
+                       1, 0)
     assert isinstance(ConfigError("x"), ValueError)
 
 
@@ -296,13 +299,15 @@ def test_writer_recovers_partial_files(tmp_path):
     text = (tmp_path / "games.pgn").read_text()
     assert '[NScl "5"]' in text and '[TagVariant "sc"]' in text  # not a chess variant
     assert [g.headers["GameIndex"] for g in read_pgn_games(tmp_path / "games.pgn")] == ["0", "1"]
-    # game 2's PGN got out but its CSV row did not; game 3 is cut short
+    # game 2's PGN got out but its CSV row did not (rebuilt from the PGN); game 3 is cut short
+    game2 = str(fake_record(2, ["c2c4"]).to_pgn()) + "\n\n"
     with open(tmp_path / "games.pgn", "a") as f:
-        f.write(str(fake_record(2, ["c2c4"]).to_pgn()) + "\n\n" + '[Event "zerochess"]\n[Gam')
+        f.write(game2 + '[Event "zerochess"]\n[Gam')
     w = GameWriter(tmp_path, ["n_scl", "variant"])
     w.close()
-    assert w.completed == {0, 1}
-    assert (tmp_path / "games.pgn").read_text() == text
+    assert w.completed == {0, 1, 2} and not w.notes  # an interruption, not damage
+    assert (tmp_path / "games.pgn").read_text() == text + game2
+    assert [r["index"] for r in read_games_csv(tmp_path / "games.csv")] == ["0", "1", "2"]
     assert chess.pgn.read_game(io.StringIO(text)).headers["GameIndex"] == "0"
     with pytest.raises(ConfigError, match="columns"):
         GameWriter(tmp_path, ["other"])

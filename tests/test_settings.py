@@ -164,7 +164,7 @@ def test_analyse_compiles_a_comparator_once():
     """Repeated analyse() calls with an mctx policy and the same shapes compile nothing
     (they recompiled on every call before the architecture work: ~15 s each on CPU)."""
     model = linear_model(seed=6)
-    boards = ["startpos", "k7/8/8/8/8/8/8/K6Q w - - 0 1"]
+    boards = ["startpos", "k7/8/8/8/8/8/8/K5Q1 w - - 0 1"]
     analyse(boards, visits=6, search="gumbel", model=model, workers=0)
     compiles = []
 

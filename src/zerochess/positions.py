@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import chess
@@ -178,7 +178,7 @@ def _moves_list(moves: object, where: str) -> list[str]:
         return []
     if isinstance(moves, str):
         return moves.split()  # "e2e4 e7e5", as after UCI's "position ... moves"
-    if not isinstance(moves, Iterable) or isinstance(moves, (bytes, dict)):
+    if not isinstance(moves, (list, tuple)):
         raise PositionError(f"{where}moves must be a list of UCI strings, got {quote(moves)}")
     out = list(moves)
     for ply, m in enumerate(out, start=1):

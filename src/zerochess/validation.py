@@ -22,7 +22,9 @@ MAX_INT32 = 2**31 - 1  # device counters (visits, simulations, node indices) are
 
 
 def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in (
+        "bool", "bool_"))
 
 
 def as_count(value: Any, name: str, minimum: int = 0, maximum: int | None = None,
