@@ -188,6 +188,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["selfplay", "--config", "/dev/null"], "not found"),
     (["match", "--config", "/nonexistent.yaml"], "not found"),
     (["experiment", "contempt_wdl", "--scale", "huge"], "unknown scale"),
+    (["bench", "--batch", "0"], "--batch must be >= 1"),
+    (["bench", "--sims", "-3"], "--sims must be >= 1"),
     (["experiment", "contempt_wdl", "--seed", str(2**64)], "seed must be in"),
 ]
 CLI_CASES = [c for c in CLI_CASES if c[1] is not None]

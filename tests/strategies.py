@@ -147,12 +147,30 @@ SEARCH_FIELDS = ["cpuct", "cpuct_base", "cpuct_factor", "cpuct_root", "cpuct_bas
                  "dirichlet_alpha", "dirichlet_epsilon", "selection", "pb_c_init", "pb_c_base"]
 
 
-def search_config_values() -> st.SearchStrategy:
-    """A mapping of SearchConfig fields (and the odd unknown key) to hostile values."""
-    return st.dictionaries(
-        st.one_of(st.sampled_from(SEARCH_FIELDS), st.sampled_from(["cpuctt", "n", ""])),
-        st.one_of(setting_values(), st.floats(-2, 20), st.sampled_from(["puct", "alphazero"])),
-        max_size=4)
+# values lc0 (and SearchConfig) accept for each field
+VALID_SEARCH_VALUES = {
+    "cpuct": st.floats(0, 100), "cpuct_base": st.floats(1, 1e9), "cpuct_factor": st.floats(0, 1000),
+    "cpuct_root": st.floats(0, 100), "cpuct_base_root": st.floats(1, 1e9),
+    "cpuct_factor_root": st.floats(0, 1000), "fpu_value": st.floats(-100, 100),
+    "fpu_absolute": st.booleans(), "fpu_value_root": st.floats(-100, 100),
+    "fpu_absolute_root": st.booleans(), "policy_temperature": st.floats(0.1, 10),
+    "draw_score": st.floats(-1, 1), "n_scl": st.one_of(st.none(), st.integers(1, 2**31 - 1)),
+    "dirichlet_alpha": st.floats(1e-6, 1e7), "dirichlet_epsilon": st.floats(0, 1),
+    "selection": st.sampled_from(["puct", "alphazero"]), "pb_c_init": st.floats(0, 1e9),
+    "pb_c_base": st.floats(1e-3, 1e9),
+}
+
+
+@st.composite
+def search_config_values(draw) -> dict:
+    """A mapping of SearchConfig fields to values: valid ones (lc0's ranges) mixed with
+    hostile ones and the odd unknown key."""
+    out = {}
+    for key in draw(st.lists(st.one_of(st.sampled_from(SEARCH_FIELDS),
+                                       st.sampled_from(["cpuctt", "n", ""])), max_size=4)):
+        valid = key in VALID_SEARCH_VALUES and draw(st.integers(0, 2)) > 0
+        out[key] = draw(VALID_SEARCH_VALUES[key] if valid else setting_values())
+    return out
 
 
 _RUN_KEYS = ["name", "model", "seed", "games", "batch_size", "max_plies", "pgn_comments",
@@ -200,5 +218,33 @@ def byte_damage(draw, data: bytes) -> bytes:
     return bytes(buf)
 
 
+# --- protocol lines (for the UCI / analysis engines' harnesses) ----------------------------
+
+@st.composite
+def uci_position_commands(draw) -> str:
+    """``position`` commands: FENs (good and mutated) or startpos, with move lists."""
+    start, moves = draw(uci_move_lists())
+    listed = moves.split() if isinstance(moves, str) else moves
+    words = [str(m) for m in (listed if isinstance(listed, (list, tuple)) else [listed])]
+    if draw(st.booleans()):
+        head = "position startpos"
+    else:
+        head = f"position fen {draw(st.one_of(st.just(start.fen()), fen_texts()))}"
+    return f"{head} moves {' '.join(words)}" if words else head
+
+
+def uci_go_commands() -> st.SearchStrategy:
+    """``go`` commands with hostile limits."""
+    keys = ["nodes", "depth", "movetime", "wtime", "btime", "winc", "binc", "movestogo"]
+    values = st.one_of(st.integers(-5, 2**65).map(str), st.sampled_from(
+        ["", "nan", "inf", "-0", "1e12", "0x10", "abc", "9" * 40]))
+    return st.builds(lambda pairs, extra: " ".join(
+        ["go", *[f"{k} {v}" for k, v in pairs], *extra]),
+        st.lists(st.tuples(st.sampled_from(keys), values), max_size=3),
+        st.lists(st.sampled_from(["infinite", "ponder", "searchmoves e2e4", "mate 3"]),
+                 max_size=2))
+
+
 __all__ = ["boards", "byte_damage", "fen_texts", "random_board", "search_config_values",
-           "selfplay_documents", "setting_values", "uci_move_lists", "yaml_values"]
+           "selfplay_documents", "setting_values", "uci_go_commands", "uci_move_lists",
+           "uci_position_commands", "yaml_values"]
