@@ -49,7 +49,9 @@ from strategies import (
     search_config_values,
     selfplay_documents,
     setting_values,
+    uci_go_commands,
     uci_move_lists,
+    uci_position_commands,
 )
 
 FAST, SLOW = 40, 1500  # examples per property: default run / -m slow
@@ -514,3 +516,104 @@ def test_cli_corpus(argv, needle, capsys):
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
     assert needle in err, err
     count("cli-corpus", "error")
+
+
+# --- the protocol engines: the same inputs through their parsers --------------------------
+
+def _reference_game(fen_text: str, moves: list[str], chess960: bool = False
+                    ) -> chess.Board | None:
+    board = _reference_reading(fen_text)
+    if board is None:
+        return None
+    if chess960:  # UCI_Chess960: the same position, castling written king-to-rook
+        board = chess.Board(board.fen(shredder=True), chess960=True)
+    try:
+        for m in moves:
+            move = board.parse_uci(m)
+            if not move:
+                return None
+            board.push(move)
+    except ValueError:
+        return None
+    return board
+
+
+def check_uci_line(case: tuple[str, bool]) -> None:
+    """A ``position`` / ``go`` line through the UCI engine's parser (with UCI_Chess960 off
+    or on): a ``UciError`` or a position python-chess agrees with (and sane go limits)."""
+    from zerochess.uci.protocol import UciError, parse_command, parse_go, parse_position
+
+    line, chess960 = case
+
+    def parse():
+        command = parse_command(line)
+        if command is None:
+            return None
+        if command.name == "position":
+            return parse_position(command.params, chess960=chess960)
+        return parse_go(command.params)
+
+    out = check_clean(parse, error_types=(UciError,))
+    if out is None:
+        count("uci-line", "error")
+        return
+    count("uci-line", "result")
+    if hasattr(out, "board"):
+        words = line.split()
+        moves = words[words.index("moves") + 1:] if "moves" in words else []
+        if words[1] == "startpos":
+            fen = "startpos"
+        else:
+            fen = " ".join(words[2:words.index("moves") if "moves" in words else None])
+        ref = _reference_game(fen, moves, chess960)
+        assert ref is not None and out.board.fen(shredder=True) == ref.fen(shredder=True)
+        assert out.board.move_stack == ref.move_stack
+        assert out.board.chess960 or not chess960
+    else:
+        for key in ("nodes", "depth", "movetime"):
+            value = getattr(out, key, None)
+            assert value is None or 0 <= value < 2**31
+
+
+test_uci_fuzz, test_uci_fuzz_slow = fuzz(
+    st.tuples(st.one_of(uci_position_commands(), uci_go_commands()), st.booleans()),
+    fast=60, slow=1500)(check_uci_line)
+
+
+@st.composite
+def analysis_requests(draw) -> dict:
+    start, moves = draw(uci_move_lists())
+    fen = draw(st.one_of(st.just(start.fen()), fen_texts()))
+    request = {"id": "q", "initialFen": fen,
+               "moves": moves if isinstance(moves, list) else draw(setting_values())}
+    if draw(st.booleans()):
+        request["maxVisits"] = draw(st.one_of(st.integers(1, 400), setting_values()))
+    return request
+
+
+def check_analysis_request(request: dict) -> None:
+    """A query through the analysis engine's parser: one error object naming the field, or
+    turns whose positions python-chess agrees with."""
+    import json
+
+    from zerochess.analysis.protocol import parse_line
+    from zerochess.analysis.settings import EngineSettings
+
+    line = json.dumps(request, default=str)
+    parsed = parse_line(line, EngineSettings(max_visits=400))
+    if parsed.item is None:
+        count("analysis-request", "error")
+        (message,) = parsed.messages
+        assert isinstance(message["error"], str) and "\n" not in message["error"]
+        return
+    count("analysis-request", "result")
+    moves = json.loads(line)["moves"]
+    ref = _reference_game(request["initialFen"], moves)
+    assert ref is not None
+    last = max(parsed.item.turns, key=lambda t: t.turn)
+    assert last.turn == len(moves)
+    assert last.board().fen(shredder=True) == ref.fen(shredder=True)
+
+
+test_analysis_fuzz, test_analysis_fuzz_slow = fuzz(analysis_requests(), fast=60,
+                                                   slow=1500)(check_analysis_request)

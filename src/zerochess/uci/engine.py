@@ -573,7 +573,7 @@ class UciEngine:
             self.clock_start = time.perf_counter()
             # TODO(core): clear the NN cache (issue 10) and the reused tree (issue 11).
         elif name == "position":
-            spec = parse_position(params)
+            spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
             self._stop_search(abort=True)
             self.position = spec
             self.clock_start = time.perf_counter()
