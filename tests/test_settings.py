@@ -113,6 +113,25 @@ def test_a_full_tree_stops_at_once_and_resumes_the_same(searcher):
         assert a.dropped_simulations == b.dropped_simulations > 0
 
 
+def test_large_counters_are_searched_and_encoded_exactly(searcher):
+    """Halfmove clock 32767 (int16 overflow inside the search before issue 9), fullmove
+    1,000,000 and the largest counters held: every child is a fifty-move draw (lc0 makes
+    a child with rule50 >= 100 terminal), and the rule50 plane is the raw count, as lc0's
+    classic input feeds it."""
+    from zerochess.chess.encoding import AUX_BASE, encode_board
+    from zerochess.positions import MAX_COUNTER, parse_fen
+
+    boards = [parse_fen("4k3/8/8/8/8/8/8/4K2R w - - 32767 1000000"),
+              parse_fen(f"4k3/8/8/8/8/8/8/4K2R w - - {MAX_COUNTER - 1} {MAX_COUNTER}")]
+    for res, board in zip(searcher.search(boards, SearchConfig(), 9), boards, strict=True):
+        assert res.moves == list(board.legal_moves)
+        visited = res.visits > 0  # no move resets the clock here (no pawn, no capture)
+        assert visited.any() and res.root_visits == 10  # the root's own evaluation + 9
+        assert np.all(res.d[visited] == 1.0) and np.all(res.wl[visited] == 0.0)
+        planes = encode_board(board)
+        assert np.all(planes[AUX_BASE + 5] == board.halfmove_clock)
+
+
 def test_trees_that_cannot_fit_are_refused_before_allocating():
     with pytest.raises(ConfigError, match="max_nodes must be at most about"):
         check_tree_memory(8, MAX_NODES)
