@@ -157,6 +157,25 @@ def test_fen_and_epd_lists(tmp_path):
     assert sorted(o.fen for o in shuffled) == sorted(chess.Board(x).fen() for x in FENS)
 
 
+def test_illegal_openings_name_their_source_and_kings_are_never_captured(tmp_path):
+    """Illegal opening positions are refused with file:line (issue 9); a game whose king
+    was taken (only possible by pushing an illegal move) is never recorded as a result."""
+    from zerochess.games.records import game_end
+
+    f = tmp_path / "bad.epd"
+    f.write_text(FENS[1] + "\n" + "k7/8/8/8/8/8/8/K6Q w - - 0 1\n" + "8/8/8/8/8/8/8/K7 w - -\n"
+                 + "kP6/8/8/8/8/8/8/K7 w - - 0 1\n")
+    with pytest.raises(PositionError) as err:
+        build_openings(OpeningSpec.from_dict({"type": "epd", "file": str(f)}), 2, 0)
+    text = str(err.value)
+    assert f"{f}:2" in text and f"{f}:3" in text and f"{f}:4" in text and f"{f}:1" not in text
+    assert "opposite check" in text and "no black king" in text and "backrank" in text
+    board = chess.Board("k7/8/8/8/8/8/8/K6Q w - - 0 1")
+    board.push(chess.Move.from_uci("h1a8"))  # the queen takes the king
+    with pytest.raises(RuntimeError, match="black king is missing"):
+        game_end(board, 1, None)
+
+
 def test_polyglot_book(tmp_path):
     start = chess.Board()
     e4, d4 = chess.Move.from_uci("e2e4"), chess.Move.from_uci("d2d4")
