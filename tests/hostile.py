@@ -191,6 +191,14 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["bench", "--batch", "0"], "--batch must be >= 1"),
     (["bench", "--sims", "-3"], "--sims must be >= 1"),
     (["experiment", "contempt_wdl", "--seed", str(2**64)], "seed must be in"),
+    (["analysis", "--model", "/"], "unknown model spec"),
+    (["analysis", "--model", "nosuch.pb.gz"], "not found"),
+    (["analysis", "--max-visits", "0"], "max_visits must be"),
+    (["analysis", "--slots", "0"], "slots must be"),
+    (["analysis", "--slots", "100000000"], "such trees fit"),  # before allocating
+    (["analysis", "--max-nodes", "2147483646"], "max_nodes must be at most"),
+    (["analysis", "--max-nodes", "3", "--max-visits", "10"], "must be >= max_visits"),
+    (["analysis", "--config", "/nonexistent.yaml"], "not found"),
 ]
 CLI_CASES = [c for c in CLI_CASES if c[1] is not None]
 

@@ -85,10 +85,12 @@ def check_tree_memory(batch: int, max_nodes: int, what: str = "max_nodes",
     need = batch * max_nodes * per_node
     have, where = memory_bytes()
     if need > have:
+        most = have // (batch * per_node)
+        fix = (f"{what} must be at most about {most:,} here" if most >= 2 else
+               f"at most about {have // (max_nodes * per_node):,} such trees fit here")
         raise ConfigError(
-            f"{batch} search tree(s) of {max_nodes:,} nodes need {_size(need)} "
-            f"({per_node:,} bytes per node), more than {where} ({_size(have)}); "
-            f"{what} must be at most about {have // (batch * per_node):,} here")
+            f"{batch:,} search tree(s) of {max_nodes:,} nodes need {_size(need)} "
+            f"({per_node:,} bytes per node), more than {where} ({_size(have)}); {fix}")
 
 
 def _size(n: int) -> str:
