@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from zerochess.errors import ConfigError, ModelError, PositionError, quote
 from zerochess.neural import Model, load_model
 from zerochess.positions import PositionLike, as_board
-from zerochess.search.api import Searcher, check_tree_memory, check_workers
+from zerochess.search.api import MAX_LEAVES, Searcher, check_tree_memory, check_workers
 from zerochess.search.config import INFINITE_NSCL, SearchConfig
 from zerochess.search.results import SearchResult
 from zerochess.validation import MAX_INT32, as_choice, as_count, as_seed
@@ -43,8 +43,16 @@ def _cached_model(spec: str) -> Model:
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_searcher(model: Model, max_nodes: int, workers: int | None) -> Searcher:
-    return Searcher(model, max_nodes=max_nodes, num_workers=workers)
+def _cached_searcher(model: Model, max_nodes: int, workers: int | None, leaves: int,
+                     cache_size: int) -> Searcher:
+    return Searcher(model, max_nodes=max_nodes, num_workers=workers, leaves_per_step=leaves,
+                    cache_size=cache_size)
+
+
+def auto_leaves(positions: int) -> int:
+    """The default leaves per step for a batch of ``positions``: 16 below 16 positions, else
+    1 (enough trees to fill a batch one leaf each)."""
+    return 16 if positions < 16 else 1
 
 
 def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
@@ -52,7 +60,8 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
             model: str | Model = "builtin", seed: int = 0,
             config: SearchConfig | None = None,
             progress: Callable[[int, int], None] | None = None,
-            workers: int | None = None) -> list[SearchResult]:
+            workers: int | None = None, leaves_per_step: int | None = None,
+            cache_size: int = 0) -> list[SearchResult]:
     """Search one or many positions as one batch.
 
     Args:
@@ -64,6 +73,10 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
       config: a full SearchConfig instead of ``search``/``contempt_limit``.
       progress: called as ``progress(done, total)`` while the search runs.
       workers: host move-generation processes (None: one per core; 0: inline).
+      leaves_per_step: leaves gathered per position and step (lc0's minibatch). Default:
+        ``auto_leaves(len(positions))``, 16 below 16 positions (one position then fills a
+        network batch), else 1 (the exact one-leaf search).
+      cache_size: entries of the evaluation cache (0 = none).
 
     Returns:
       One SearchResult per position (``.to_dataframe()`` for a table).
@@ -93,6 +106,10 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         raise ConfigError(f"config must be a SearchConfig, got {quote(config)}")
     cfg = config if config is not None else search_config(search, contempt_limit)
     mctx = search in ("muzero", "gumbel") and config is None
+    if leaves_per_step is None:
+        leaves_per_step = auto_leaves(len(boards))
+    leaves_per_step = as_count(leaves_per_step, "leaves per step", 1, MAX_LEAVES)
+    cache_size = as_count(cache_size, "cache size", 0, MAX_INT32)
     # before loading anything: the trees must fit (mctx's nodes hold about twice as much)
     check_tree_memory(len(boards), visits + 1, "visits",
                       node_bytes=(2 if mctx else 1) * Searcher.node_bytes())
@@ -102,19 +119,16 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         net = _cached_model(model)
     else:
         raise ModelError(f"model must be a spec string or a Model, got {quote(model)}")
-    searcher = _cached_searcher(net, visits + 1, workers)
+    searcher = _cached_searcher(net, visits + 1, workers, leaves_per_step, cache_size)
     if mctx:
         from zerochess.search.mctx_policies import MctxSearcher
 
         return MctxSearcher(searcher, search).search(boards, cfg, num_simulations=visits,
                                                      seed=seed)
     batch = searcher.init(boards, cfg, seed)
-    chunk = visits if progress is None else max(visits // 20, 16)
-    done = 0
-    while done < visits:
-        step = min(chunk, visits - done)
-        batch = searcher.run(batch, step)
-        done += step
-        if progress is not None:
-            progress(done, visits)
+    count = len(boards)
+    report = None if progress is None else (lambda done, _: progress(done // count, visits))
+    batch = searcher.run(batch, visits, progress=report)
+    if progress is not None:
+        progress(visits, visits)
     return searcher.results(batch)

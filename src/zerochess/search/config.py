@@ -53,6 +53,16 @@ class SearchConfig:
     # AlphaZero / mctx.muzero_policy constants (selection == "alphazero")
     pb_c_init: float = 1.25
     pb_c_base: float = 19652.0
+    # multi-leaf gathering (lc0 MinibatchSize, MaxCollisionEvents, MaxCollisionVisits and
+    # its scaling): leaves gathered per tree and step, at most the Searcher's
+    # leaves_per_step (None: that many); collisions allowed per step, growing with the
+    # root's visits from 1 at the scaling start to max_collision_visits at its end
+    minibatch_size: int | None = None
+    max_collision_events: int = 917
+    max_collision_visits: int = 80000
+    max_collision_visits_scaling_start: int = 28
+    max_collision_visits_scaling_end: int = 145000
+    max_collision_visits_scaling_power: float = 1.25
 
     def __post_init__(self) -> None:
         # Types and ranges: lc0's option ranges where lc0 has the option (params.cc);
@@ -78,6 +88,12 @@ class SearchConfig:
             raise ConfigError("SearchConfig.dirichlet_alpha must be > 0 when "
                               f"dirichlet_epsilon > 0 (got epsilon {self.dirichlet_epsilon})")
         as_choice(self.selection, "SearchConfig.selection", SELECTION_RULES)
+        if self.minibatch_size is not None:
+            object.__setattr__(self, "minibatch_size", as_count(
+                self.minibatch_size, "SearchConfig.minibatch_size", 1, MAX_MINIBATCH))
+        for name, (low, high) in _COUNT_RANGES.items():
+            object.__setattr__(self, name, as_count(getattr(self, name),
+                                                    f"SearchConfig.{name}", low, high))
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SearchConfig:
@@ -113,7 +129,16 @@ _REAL_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "dirichlet_epsilon": (0.0, 1.0, False),
     "pb_c_init": (0.0, 1e9, False),
     "pb_c_base": (0.0, 1e9, True),
+    "max_collision_visits_scaling_power": (0.01, 100.0, False),
 }
+# lc0's ranges: MaxCollisionEvents, MaxCollisionVisits, MaxCollisionVisitsScaling*
+_COUNT_RANGES: dict[str, tuple[int, int]] = {
+    "max_collision_events": (1, 65536),
+    "max_collision_visits": (1, 100_000_000),
+    "max_collision_visits_scaling_start": (1, 100_000),
+    "max_collision_visits_scaling_end": (0, 100_000_000),
+}
+MAX_MINIBATCH = 1024  # lc0's MinibatchSize range (0 there: the backend picks; None here)
 _OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_root",
              "fpu_absolute_root"}
 
@@ -140,6 +165,12 @@ class SearchParams:
     selection: chex.Array  # int32 index into selection.SELECTION_RULES
     pb_c_init: chex.Array
     pb_c_base: chex.Array
+    minibatch_size: chex.Array  # int32, 0 = the Searcher's leaves_per_step
+    max_collision_events: chex.Array  # int32
+    max_collision_visits: chex.Array  # int32
+    collision_scaling_start: chex.Array  # float32
+    collision_scaling_end: chex.Array  # float32
+    collision_scaling_power: chex.Array  # float32
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -174,4 +205,10 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         selection=col(lambda c: rules.index(c.selection), i32),
         pb_c_init=col(lambda c: c.pb_c_init, f32),
         pb_c_base=col(lambda c: c.pb_c_base, f32),
+        minibatch_size=col(lambda c: min(c.minibatch_size or 0, 2**30), i32),
+        max_collision_events=col(lambda c: min(c.max_collision_events, 2**30), i32),
+        max_collision_visits=col(lambda c: min(c.max_collision_visits, 2**30), i32),
+        collision_scaling_start=col(lambda c: c.max_collision_visits_scaling_start, f32),
+        collision_scaling_end=col(lambda c: c.max_collision_visits_scaling_end, f32),
+        collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
     )
