@@ -28,7 +28,7 @@ from zerochess.search.config import SearchConfig, SearchParams, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K, bytes_per_node
+from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, bytes_per_node
 from zerochess.validation import MAX_INT32, as_count, as_real, as_seed
 
 
@@ -207,10 +207,7 @@ class Searcher:
         terminal, cached or none gathered: e.g. a lane left without simulations)."""
         if rows:
             return self._network(rows)(self.model.params, net)
-        size = net.temperature.shape[0]
-        return step.LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
-                                policy=jnp.zeros((size, K), jnp.float32),
-                                wdl=jnp.zeros((size, 3), jnp.float32))
+        return step.no_outputs(net.temperature.shape[0])
 
     def _select(self, state: SearchState, limit: jax.Array):
         return _select(state, limit, num_leaves=self.leaves_per_step)
