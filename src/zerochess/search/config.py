@@ -55,6 +55,9 @@ class SearchConfig:
     max_collision_visits_scaling_start: int = 28
     max_collision_visits_scaling_end: int = 145000
     max_collision_visits_scaling_power: float = 1.25
+    # lc0 StickyEndgames: proven wins/losses/draws propagate up the tree (bounds); off:
+    # only game ends are exact (the pre-lc0-0.25 semantics, and mctx's)
+    certainty_propagation: bool = True
 
     def __post_init__(self) -> None:
         _positive("cpuct", self.cpuct, allow_zero=True)
@@ -128,6 +131,7 @@ class SearchParams:
     collision_scaling_start: chex.Array  # float32
     collision_scaling_end: chex.Array  # float32
     collision_scaling_power: chex.Array  # float32
+    certainty: chex.Array  # bool, certainty propagation
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -168,4 +172,5 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         collision_scaling_start=col(lambda c: c.max_collision_visits_scaling_start, f32),
         collision_scaling_end=col(lambda c: c.max_collision_visits_scaling_end, f32),
         collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
+        certainty=col(lambda c: c.certainty_propagation, np.bool_),
     )

@@ -137,7 +137,9 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
         position=jax.tree.map(node0, tree.position, pos),
         key=node0(tree.key, position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep)),
         repetitions=node0(tree.repetitions, roots.history.repetitions),
-        status=node0(tree.status, roots.status), num_legal=node0(tree.num_legal, roots.num_legal),
+        status=node0(tree.status, roots.status), lower=node0(tree.lower, -1),
+        upper=node0(tree.upper, 1), plies=node0(tree.plies, 0),
+        num_legal=node0(tree.num_legal, roots.num_legal),
         edge_start=node0(tree.edge_start, 0), visits=node0(tree.visits, 1),
         in_flight=node0(tree.in_flight, 0),
         # the root's own evaluation is its first visit (mover-into-root perspective: -(W - L))

@@ -1,9 +1,8 @@
 """Search values to UCI scores as lc0 prints them: centipawns, mate distances, WDL per mille.
 
 Pure functions of a move's W-L (``wl``), draw probability ``d`` and ``q`` (= wl + draw
-score * d), all from the side to move at the root. Planned to move to
-``zerochess.search.scores`` (SEARCH_API.md) once the core owns them; the engine only
-calls the names exported here.
+score * d), all from the side to move at the root. The one copy of these conversions:
+``SearchResult``, ``zerochess analyse`` and the UCI engine all call them.
 
 lc0's ``ScoreType`` values (``search/classic/search.cc`` SendUciInfo; the default is
 ``WDL_mu``) and one older formula:
