@@ -58,6 +58,11 @@ class SearchConfig:
     # lc0 StickyEndgames: proven wins/losses/draws propagate up the tree (bounds); off:
     # only game ends are exact (the pre-lc0-0.25 semantics, and mctx's)
     certainty_propagation: bool = True
+    # lc0 SmartPruningFactor (its default in play: 1.33; 0 = off, the default here so a
+    # node-limited search yields its full visit distribution): a tree stops when the
+    # runner-up cannot catch the best move with (simulations left) / factor more visits,
+    # when it has one non-losing move left, or when a move is a proven win
+    smart_pruning_factor: float = 0.0
 
     def __post_init__(self) -> None:
         _positive("cpuct", self.cpuct, allow_zero=True)
@@ -72,6 +77,7 @@ class SearchConfig:
             _positive("dirichlet_alpha", self.dirichlet_alpha)
         if not -1.0 <= self.draw_score <= 1.0:
             raise ValueError(f"draw_score must be in [-1, 1], got {self.draw_score}")
+        _positive("smart_pruning_factor", self.smart_pruning_factor, allow_zero=True)
         if self.minibatch_size is not None and self.minibatch_size < 1:
             raise ValueError(f"minibatch_size must be >= 1 or None, got {self.minibatch_size}")
         for name in ("max_collision_events", "max_collision_visits",
@@ -132,6 +138,7 @@ class SearchParams:
     collision_scaling_end: chex.Array  # float32
     collision_scaling_power: chex.Array  # float32
     certainty: chex.Array  # bool, certainty propagation
+    smart_pruning: chex.Array  # float32 SmartPruningFactor, 0 = off
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -173,4 +180,5 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         collision_scaling_end=col(lambda c: c.max_collision_visits_scaling_end, f32),
         collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
         certainty=col(lambda c: c.certainty_propagation, np.bool_),
+        smart_pruning=col(lambda c: c.smart_pruning_factor, f32),
     )
