@@ -198,7 +198,7 @@ def test_mates_are_proven_and_scored_as_python_chess():
         if mate is None:
             continue
         proven_mates += 1
-        assert mate > 0 and res.score() == {"mate": mate}
+        assert mate > 0 and res.score().mate == mate and res.score().cp is None
         assert res.wdl_permille() == (1000, 0, 0)
         shortest = next(k for k in range(1, 4) if forces_mate(board.copy(), k))
         assert mate == shortest, (board.fen(), res.best_move, mate, shortest)
@@ -217,7 +217,8 @@ def test_lost_position_scores_negative_mate():
     assert is_mated_within(board.copy(), 1)
     res = _builtin_searcher().search([board], SearchConfig(), num_simulations=200)[0]
     assert all(res.proven(i) == -1 for i in range(len(res.moves)))
-    assert res.mate() == -1 and res.score() == {"mate": -1}
+    assert res.mate() == -1 and res.score().as_dict() == {"mate": -1}
+    assert list(res.bound) == [-1] * len(res.moves) and set(res.mate_plies) == {1}
     assert res.wdl_permille() == (0, 0, 1000)
     assert res.root_bounds == (-1, -1)
 
@@ -252,4 +253,5 @@ def test_best_move_prefers_shortest_proven_win_over_visits():
         bounds=np.array([[-1, 1], [1, 1], [1, 1], [-1, -1]], np.int8),
         plies=np.array([0, 4, 2, 6]))
     assert list(res.order()) == [2, 1, 0, 3]
+    assert list(res.bound) == [2, 1, 1, -1] and list(res.mate_plies) == [0, 4, 2, 6]
     assert res.mate(2) == 2 and res.mate(1) == 3 and res.mate(3) == -4

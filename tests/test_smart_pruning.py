@@ -53,11 +53,15 @@ def test_stops_where_reference_stops(searcher, factor):
 def test_off_by_default_and_one_legal_move_stops_at_once(searcher):
     board = chess.Board("7k/8/8/8/8/8/6q1/7K w - - 0 1")  # Kxg2 only
     assert board.legal_moves.count() == 1
-    off, on = searcher.search([board, board], [SearchConfig(),
-                                               SearchConfig(smart_pruning_factor=1.33)],
-                              num_simulations=BUDGET)
+    batch = searcher.init([board, board], [SearchConfig(),
+                                           SearchConfig(smart_pruning_factor=1.33)], seed=0)
+    batch = searcher.run(batch, BUDGET)
+    off, on = searcher.results(batch)
     assert off.playouts == BUDGET + 1
     assert on.playouts == 1
+    assert list(batch.finished) == [True, True]
+    more = searcher.results(searcher.run(batch, BUDGET))
+    assert more[1].playouts == 1  # still decided with the larger budget
 
 
 def test_proven_win_stops(searcher):

@@ -56,7 +56,7 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
             "drawrate": round(draw, 6) if visited else None,
             "q": round(float(res.q[i]), 6) if visited else None,
             "prior": round(float(res.prior[i]), 6),
-            "score": res.score(i) if visited else None,
+            "score": res.score(i).as_dict() if visited else None,
             "wdl": list(res.wdl_permille(i)) if visited else None,
             "proven": res.proven(i),
             "pv": [m.uci() for m in [res.moves[i], *res.pvs[i]]],
@@ -72,7 +72,7 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
             "drawrate": round(d, 6),
             "q": round(float(res.root_q), 6),
             "rawWdl": [round(float(x), 6) for x in res.raw_wdl],
-            "score": res.score(),
+            "score": res.score().as_dict(),
             "wdl": list(res.wdl_permille()),
         },
     }
@@ -85,19 +85,13 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
     return out
 
 
-def _score_text(score: dict) -> str:
-    return f"mate {score['mate']}" if "mate" in score else f"cp {score['cp']}"
-
-
 def format_table(ident: str, res, include_policy: bool) -> str:
     """lc0-like verbose move stats, best move first."""
     w, d, loss = res.root_wdl
     rw, rd, rl = res.raw_wdl
     lines = [f"position {ident}: {res.fen}",
              f"  root  N: {res.root_visits}  Q: {res.root_q:+.4f}  WDL: {w:.3f}/{d:.3f}/{loss:.3f}"
-             f"  net WDL: {rw:.3f}/{rd:.3f}/{rl:.3f}",
-             f"  score {_score_text(res.score())}  (lc0 WDL_mu centipawns; mate N from "
-             "proven nodes)",
+             f"  net WDL: {rw:.3f}/{rd:.3f}/{rl:.3f}  score {res.score()}",
              f"  {'move':<7}{'N':>7}  {'P':>7}  {'Q':>8}  {'W':>6}  {'D':>6}  "
              f"{'score':>8}  pv"]
     for i in res.order():
@@ -105,7 +99,7 @@ def format_table(ident: str, res, include_policy: bool) -> str:
         win, draw = _wdl(float(res.wl[i]), float(res.d[i]))
         q = f"{res.q[i]:+8.4f}" if visited else f"{'-':>8}"
         wd = f"{win:6.3f}  {draw:6.3f}" if visited else f"{'-':>6}  {'-':>6}"
-        wd += f"  {_score_text(res.score(i)) if visited else '-':>8}"
+        wd += f"  {str(res.score(i)) if visited else '-':>8}"
         pv = " ".join(m.uci() for m in [res.moves[i], *res.pvs[i]][:10])
         policy = f"  net P: {100 * res.policy[i]:5.2f}%" if include_policy else ""
         lines.append(f"  {res.moves[i].uci():<7}{int(res.visits[i]):>7}  "

@@ -15,7 +15,7 @@ import numpy as np
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
 from zerochess.search import scores
-from zerochess.search.scores import DEFAULT_SCORE_TYPE, centipawns, mate_in_moves
+from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
 from zerochess.search.tree import Tree, node_edges
 
 PV_LENGTH = 16
@@ -233,19 +233,35 @@ class SearchResult:
             return None
         return mate_in_moves(float(self.plies[index]), float(result))
 
-    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> dict:
-        """The score lc0 prints for ``moves[index]`` (default: the best move), as
-        ``{"mate": N}`` for a proven win/loss, else ``{"cp": centipawns}`` with
-        ``score_type`` (see ``zerochess.search.scores``; default lc0's ``WDL_mu``)."""
+    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> Score:
+        """The score lc0 prints for ``moves[index]`` (default: the best move): ``mate``
+        for a proven win/loss, else ``cp`` with ``score_type`` (see
+        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille."""
         index = self.best_index if index is None else index
+        wdl = self.wdl_permille(index)
         mate = self.mate(index)
         if mate is not None:
-            return {"mate": mate}
+            return Score(cp=None, mate=mate, wdl=wdl)
         if self.visits[index] == 0:
-            return {"cp": centipawns(self._root_wl, float(self.root_wdl[1]), self.root_q,
-                                     score_type)}
-        return {"cp": centipawns(float(self.wl[index]), float(self.d[index]),
-                                 float(self.q[index]), score_type)}
+            cp = centipawns(self._root_wl, float(self.root_wdl[1]), self.root_q, score_type)
+        else:
+            cp = centipawns(float(self.wl[index]), float(self.d[index]), float(self.q[index]),
+                            score_type)
+        return Score(cp=cp, mate=None, wdl=wdl)
+
+    @property
+    def bound(self) -> np.ndarray:
+        """int8 [M]: +1 proven win for the root side, 0 proven draw, -1 proven loss, 2
+        not proven (the contract's encoding of lc0's W/D/L tags)."""
+        return np.array([2 if p is None else p for p in
+                         (self.proven(i) for i in range(len(self.moves)))], np.int8)
+
+    @property
+    def mate_plies(self) -> np.ndarray:
+        """int [M]: plies to mate of proven wins/losses, 0 otherwise."""
+        b = self.bound
+        plies = self.plies if len(self.plies) else np.zeros(len(self.moves), np.int64)
+        return np.where((b == 1) | (b == -1), plies, 0)
 
     def wdl_permille(self, index: int | None = None) -> tuple[int, int, int]:
         """(W, D, L) per mille of ``moves[index]`` (default: the best move), as lc0's
