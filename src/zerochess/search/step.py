@@ -224,6 +224,10 @@ def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) ->
     """The network on the first ``rows`` (static) rows of the evaluation batch; the outputs
     are padded with zeros to the batch's size R."""
     size = net.temperature.shape[0]
+    if rows == 0:  # no row needs the network (cache hits, game ends, done trees)
+        return LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
+                           policy=jnp.zeros((size, K), jnp.float32),
+                           wdl=jnp.zeros((size, 3), jnp.float32))
     part = jax.tree.map(lambda a: a[:rows], net.inputs)
     out = evaluate_leaves(apply_fn, model_params, part, net.temperature[:rows])
     return jax.tree.map(lambda a: jnp.zeros((size, *a.shape[1:]), a.dtype).at[:rows].set(a),
