@@ -60,15 +60,17 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
 
     def line(node):
         """The best continuation (1858 indices, -1 padded) from ``node``."""
-        moves = []
-        for _ in range(PV_LENGTH):
+
+        def step(node, _):
+            # a scan, not a Python loop: traced once (the trace is paid in every process)
             ok = node >= 0
             safe_node = jnp.maximum(node, 0)
             slot = jnp.where(ok, _best_slot(tree, safe_node, draw_score), -1)
             edges = node_edges(tree, safe_node)
-            moves.append(jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1))
-            node = jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1)
-        return jnp.stack(moves)
+            move = jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1)
+            return jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1), move
+
+        return jax.lax.scan(step, node, None, length=PV_LENGTH)[1]
 
     return dict(
         moves=root.move,  # [K]
