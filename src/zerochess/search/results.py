@@ -304,8 +304,9 @@ class SearchResult:
         q = np.where(np.isnan(self.q), -np.inf, self.q)
         m = len(self.moves)
         proven = [self.proven(i) for i in range(m)] if len(self.bounds) else [None] * m
-        win = np.array([p == 1 for p in proven] or [], bool) | self.mates[:m].astype(bool)
-        loss = np.array([p == -1 for p in proven] or [], bool)
+        mates = self.mates.astype(bool) if len(self.mates) == m else np.zeros(m, bool)
+        win = np.array([p == 1 for p in proven], bool).reshape(m) | mates
+        loss = np.array([p == -1 for p in proven], bool).reshape(m)
         rank = np.where(win, 0, np.where(loss, 2, 1))
         plies = self.plies if len(self.plies) else np.zeros(m, np.int64)
         tie = np.where(win, plies, np.where(loss, -plies, 0))
