@@ -400,8 +400,12 @@ def run_bench(plan: Plan, lc0_path: str, weights: str, model: str = MODEL_SPEC,
     log(f"positions: {len(speed)} from {len({p.puzzle for p in speed})} Lichess puzzles "
         f"(CC0), {min(plies)}-{max(plies)} moves after the game FEN (median "
         f"{int(np.median(plies))}); built in {time.perf_counter() - t0:.1f} s")
+    from zerochess import __version__
+    from zerochess.analysis.engine import git_hash
+
     out: dict[str, Any] = {
-        "machine": machine_info(), "plan": dataclasses.asdict(plan), "model": model,
+        "machine": machine_info(), "zerochess_version": __version__, "git_commit": git_hash(),
+        "plan": dataclasses.asdict(plan), "model": model,
         "weights": weights, "position_seed": POSITION_SEED,
         "positions": [{"puzzle": p.puzzle, "fen": p.fen, "moves": list(p.moves)}
                       for p in speed],
