@@ -221,5 +221,11 @@ class SlotBatch:
             self.run(counts)
         self.report(0, need_pv_visits=True)
         self.run(np.zeros(len(self), np.int64))
+        # a step whose only leaf ends the game needs no network rows: its own program
+        # (the only move, Kxd2, leaves bare kings)
+        self.reset([0], [chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1")], [SearchConfig()], [0])
+        counts = np.zeros(len(self), np.int64)
+        counts[0] = 2
+        self.run(counts)
         self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
                                         seed=[0] * len(self))  # every slot fresh again
