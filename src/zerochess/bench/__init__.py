@@ -11,6 +11,8 @@
 - ``leaf_quality`` (``--leaf-quality``): search quality vs leaves per step;
 - ``leaves`` (``--leaves``, ``--gpu-grid``): simulations/s over B x L, and the
   accelerator points against the network alone.
+- ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
+  positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
 A missing peer is a one-line ``UserError`` saying how to install it.
 """
@@ -23,12 +25,17 @@ from zerochess.bench import lc0_peer, throughput
 
 
 def main(args: Any) -> int:
-    """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json; and the
-    multi-leaf modes single, leaf_quality, leaves, gpu_grid, tiny)."""
+    """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json; the
+    multi-leaf modes single, leaf_quality, leaves, gpu_grid, tiny; puzzles; and analysis,
+    whose options are read by ``zerochess.bench.analysis.main``)."""
     if getattr(args, "puzzles", False):
         from zerochess.bench import puzzles
 
         return puzzles.main(args)
+    if getattr(args, "analysis", False):
+        from zerochess.bench import analysis
+
+        return analysis.main(args)
     if getattr(args, "vs_lc0", False) and getattr(args, "single", False):
         from zerochess.bench import single
 
