@@ -10,6 +10,7 @@ import pytest
 
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult
+from zerochess.search.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
 from zerochess.uci.driver import EngineView
 from zerochess.uci.info import (
     ThinkingInfo,
@@ -27,7 +28,6 @@ from zerochess.uci.options import (
     pending_report,
 )
 from zerochess.uci.protocol import UciError, parse_command, parse_go, parse_position
-from zerochess.uci.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
 
 # --- commands --------------------------------------------------------------------------------
 
@@ -92,7 +92,7 @@ def test_position_forms():
         parse_position(parse_command("position startpos moves e2e5").params)
     with pytest.raises(UciError, match="either fen or startpos"):
         parse_position(parse_command("position moves e2e4").params)
-    with pytest.raises(UciError, match="invalid"):
+    with pytest.raises(UciError, match="illegal position .8/8/8"):
         parse_position(parse_command("position fen 8/8/8/8/8/8/8/8 w - - 0 1").params)
 
 

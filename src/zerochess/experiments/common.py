@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from zerochess.errors import ConfigError
 from zerochess.games.config import (
+    MAX_BATCH,
+    MAX_GAMES,
+    MAX_NODES,
     OpeningSpec,
     PlayerSpec,
     check_keys,
@@ -30,10 +33,12 @@ from zerochess.games.config import (
 )
 from zerochess.games.loop import GameSpec, RunStats
 from zerochess.games.openings import build_openings
+from zerochess.games.players import get_model
 from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
 from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import game_seed
+from zerochess.validation import as_count, as_seed, as_text
 
 if TYPE_CHECKING:
     from zerochess.experiments.runtime import Estimate, PlannedGames
@@ -104,11 +109,10 @@ class Experiment:
             cfg.update(over)
         if seed is not None:
             cfg["seed"] = seed
-        if not isinstance(cfg.get("seed"), int) or cfg["seed"] < 0:
-            raise ConfigError(f"seed must be an integer >= 0, got {cfg.get('seed')!r}")
-        for key in ("batch_size", "games_per_point"):
-            if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
-                raise ConfigError(f"{key} must be an integer >= 1, got {cfg[key]!r}")
+        cfg["seed"] = as_seed(cfg.get("seed"), "seed")
+        for key, most in (("batch_size", MAX_BATCH), ("games_per_point", MAX_GAMES)):
+            if key in cfg:
+                cfg[key] = as_count(cfg[key], key, 1, most)
         if self.check is not None:
             self.check(cfg)
         return cfg
@@ -120,6 +124,8 @@ class Experiment:
         cfg = self.resolve(scale, config_path, seed)
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
+        if "model" in cfg:  # a bad model is an error before the folder is written
+            get_model(as_text(cfg["model"], "model"))
         prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg})
         est = self.estimate(cfg, out)
         if est is not None:
@@ -163,8 +169,7 @@ def default_out_dir(name: str, scale: str, seed: int) -> Path:
 def make_player(name: str, nodes: int, search: Mapping[str, Any] | None,
                 temperature: Any, where: str) -> PlayerSpec:
     """A zerochess player from config pieces (validated, errors name ``where``)."""
-    if not isinstance(nodes, int) or nodes < 1:
-        raise ConfigError(f"{where}: nodes must be an integer >= 1, got {nodes!r}")
+    nodes = as_count(nodes, f"{where}: nodes", 1, MAX_NODES)
     return PlayerSpec(name=name, nodes=nodes,
                       search=search_config_from_dict(search, f"{where}.search"),
                       temperature=temperature_from_value(temperature, f"{where}.temperature"))

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from zerochess.uci.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
+from zerochess.search.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
 
 
 class OptionError(ValueError):
@@ -196,6 +196,9 @@ OPTIONS: tuple[UciOption, ...] = (
     _o("UCI_ShowWDL", "check", False),
     _o("UCI_ShowMovesLeft", "check", False),
     _o("UCI_ShowEPS", "check", False),
+    _o("UCI_Chess960", "check", False,
+       note="castling written king-to-rook (e1h1) in and out; chess960 FENs (e.g. Shredder "
+            "GBgb castling) are read as chess960 either way"),
     _o("Ponder", "check", False),
     _o("ClearTree", "button"),
     _o("LogFile", "string", "", note="log the UCI exchange and time-manager decisions here"),
@@ -211,7 +214,7 @@ _PENDING_CONFIG_FIELDS = {
     "MovesLeftConstantFactor": "moves_left_constant_factor",
     "MovesLeftScaledFactor": "moves_left_scaled_factor",
     "MovesLeftQuadraticFactor": "moves_left_quadratic_factor",
-    "StickyEndgames": "sticky_endgames",
+    "StickyEndgames": "certainty_propagation",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
 }
