@@ -206,7 +206,7 @@ class ReferenceSearch:
                 if (node.terminal is not None or not node.moves
                         or (node.parent is not None and node.proven())):
                     leaves.append(node)  # a terminal node visited again
-                    end, stop_at = node, None
+                    end = node
                     break
                 pick = _pick(node, self.cfg, self.n_scl, self.uniform, draw)
                 child = node.children.get(pick)
@@ -221,17 +221,16 @@ class ReferenceSearch:
                     node.children[pick] = child
                     self.nodes += 1
                     leaves.append(child)
-                    end, stop_at = child, None
+                    end = child
                     break
                 if child.n == 0:  # in flight, never evaluated: a collision
                     collided.append(node)
-                    end, stop_at = node, node
+                    end = node
                     break
                 node = child
             if end is not None:
                 for n in end.path():
                     n.in_flight += 1
-            del stop_at
         self.simulations += len(leaves)
         self.collisions += len(collided)
         return leaves, collided
