@@ -32,7 +32,10 @@ NETS = {
 
 def _net(name: str, seed: int) -> tuple[SEResNet, dict]:
     module = SEResNet(**NETS[name])
-    return module, init_params(module, seed, bias_scale=0.1)
+    params = init_params(module, seed, bias_scale=0.1)
+    if module.moves_left:  # keep the moves-left output away from its ReLU's zero
+        params["moves_left_fc2"]["bias"] = params["moves_left_fc2"]["bias"] + 30.0
+    return module, params
 
 
 def _leaves(tree: dict) -> dict[str, np.ndarray]:

@@ -137,7 +137,7 @@ class Trainer:
         grads, metrics = jax.grad(self._loss, has_aux=True)(state.params, examples)
         updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = dict(metrics, lr=self.schedule(state.step), grad_norm=optax.global_norm(grads))
+        metrics = dict(metrics, lr=self.schedule(state.step), grad_norm=optax.tree.norm(grads))
         return TrainState(state.step + 1, params, opt_state), metrics
 
     def _eval_step(self, params: Any, examples: Examples) -> dict[str, jax.Array]:
