@@ -1,4 +1,4 @@
-"""The ``zerochess`` command line: analyse, bench, selfplay, match, experiment."""
+"""The ``zerochess`` command line: analyse, bench, selfplay, match, experiment, train."""
 
 from __future__ import annotations
 
@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_subcommands(sub)
+    from zerochess.training.command import add_subcommand as add_train
+
+    add_train(sub)
     return parser
 
 

@@ -1,0 +1,77 @@
+"""``zerochess train --config FILE [--out DIR] [--seed N]``: the training loop from a config.
+
+Prints a line per generation on stderr and ends its standard output with
+``trained_vs_initial_score: X`` (the final match of the trained against the initial
+network). Bad input is one line ``error: ...`` and exit status 2; Ctrl-C keeps every
+finished generation (checkpointed) and the same command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from zerochess.selfplay.config import GameConfigError
+
+
+def add_subcommand(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="AlphaZero-style training: self-play, train, evaluate",
+                       description="Self-play (PUCT or search-contempt) -> replay buffer -> "
+                       "optax training of an lc0-style SE-ResNet -> orbax checkpoints -> "
+                       "evaluation matches. Resumes when run again on the same folder.")
+    p.add_argument("--config", required=True, help="YAML file (configs/train_tiny.yaml)")
+    p.add_argument("--out", help="output folder (default results/train/NAME)")
+    p.add_argument("--seed", type=int, default=None, help="override the config's seed")
+    p.add_argument("--generations", type=int, default=None,
+                   help="override the number of generations")
+    p.add_argument("--stop-after", type=int, default=None, metavar="N",
+                   help="stop after N generations in this call (resume later)")
+    p.set_defaults(func=cmd_train)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from zerochess.training.config import TrainConfig
+    from zerochess.training.run import run_training
+
+    try:
+        config = TrainConfig.load(args.config)
+        if args.seed is not None:
+            if args.seed < 0:
+                raise GameConfigError(f"--seed must be >= 0, got {args.seed}")
+            config = dataclasses.replace(config, seed=args.seed)
+        if args.generations is not None:
+            if args.generations < 0:
+                raise GameConfigError(f"--generations must be >= 0, got {args.generations}")
+            config = dataclasses.replace(config, generations=args.generations)
+        if args.stop_after is not None and args.stop_after < 1:
+            raise GameConfigError(f"--stop-after must be >= 1, got {args.stop_after}")
+        out = Path(args.out) if args.out else Path("results") / "train" / config.name
+        summary = run_training(config, out, stop_after_generations=args.stop_after)
+    except GameConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished generations are checkpointed; run the same command "
+              "to resume", file=sys.stderr)
+        return 130
+    for key in ("selfplay_positions_per_s", "train_steps_per_s"):
+        if key in summary:
+            print(f"{key}: {summary[key]:.2f}")
+    if not summary["finished"]:
+        print(f"stopped after generation {summary['generations']} of {config.generations}; "
+              f"run the same command to resume ({summary['out_dir']})")
+        return 0
+    final = summary["trained_vs_initial"]
+    print(f"results: {summary['out_dir']}")
+    if final.get("games"):
+        print(f"trained vs initial: W {final['wins']} / D {final['draws']} / L "
+              f"{final['losses']}, score {final['score']:.3f} [{final['score_low']:.3f}, "
+              f"{final['score_high']:.3f}], Elo {final['elo']:+.0f} "
+              f"[{final['elo_low']:+.0f}, {final['elo_high']:+.0f}]")
+    print(f"trained_vs_initial_score: {final['score']:.4f}")
+    return 0
+
+
+__all__ = ["add_subcommand", "cmd_train"]
