@@ -76,7 +76,8 @@ def _params(out: Path, cfg: TrainConfig):
 
 
 def _strip(rows: list[dict]) -> list[dict]:
-    timing = {"seconds", "positions_per_s", "nodes_per_s", "steps_per_s", "samples_per_s"}
+    timing = {"seconds", "compile_seconds", "positions_per_s", "nodes_per_s", "steps_per_s",
+              "samples_per_s"}
     return [{k: v for k, v in r.items() if k not in timing} for r in rows]
 
 
@@ -137,3 +138,15 @@ def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
     other = TrainConfig.from_dict({**MINI, "seed": 2})
     with pytest.raises(GameConfigError, match="different config"):
         run_training(other, tmp_path / "full", log=lambda s: None)
+
+
+def test_readme_training_loop_runs(tmp_path, monkeypatch, capsys):
+    """The README's 30-line training loop, executed as written."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("<!-- training-loop -->", 1)[1].split("```python", 1)[1].split("```")[0]
+    assert 20 <= len(block.strip().splitlines()) <= 32
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [ln.split()[0] for ln in lines] == ["0", "1"]
+    assert load_model(str(tmp_path / "my_net.pb.gz")).has_moves_left

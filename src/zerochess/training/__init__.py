@@ -59,6 +59,7 @@ _EXPORTS = {
     # the end-to-end run
     "TrainConfig": "zerochess.training.config",
     "run_training": "zerochess.training.run",
+    "build_network": "zerochess.training.run",
 }
 
 __all__ = sorted(_EXPORTS)

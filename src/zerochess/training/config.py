@@ -22,8 +22,8 @@
       max_plies: 120              # adjudicated draw after this many plies (null: none)
       openings: {type: startpos}  # as in self-play configs
       player: {nodes: 16, search: {...}, temperature: {...}}  # or white: / black:
-      nscl_schedule:              # the paper's adaptive N_scl (Fig. 6); see schedule.py
-        enabled: false
+      nscl_schedule:              # the paper's adaptive N_scl (Fig. 6); see schedule.py.
+        enabled: false            # When on, it sets n_scl of the players that have one
         initial_n_scl: 5
         target_low: 0.8           # band of (w + l) / d
         target_high: 1.25

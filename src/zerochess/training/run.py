@@ -56,10 +56,12 @@ from zerochess.training.trainer import OptimizerConfig, Trainer, TrainState, sam
 
 SELFPLAY_FIELDS = ["generation", "games_total", "games", "white_wins", "draws", "black_wins",
                    "decisive_ratio", "n_scl", "nodes", "positions", "mean_plies", "seconds",
-                   "positions_per_s", "nodes_per_s", "buffer_games", "buffer_positions"]
+                   "compile_seconds", "positions_per_s", "nodes_per_s", "buffer_games",
+                   "buffer_positions"]
 TRAIN_FIELDS = ["generation", "step", "games_total", "lr", "loss", "policy", "value",
                 "moves_left", "reg", "value_mse", "policy_accuracy", "moves_left_mae",
-                "grad_norm", "steps", "seconds", "steps_per_s", "samples_per_s"]
+                "grad_norm", "steps", "seconds", "compile_seconds", "steps_per_s",
+                "samples_per_s"]
 EVAL_FIELDS = ["generation", "games_total", "opponent", "games", "wins", "draws", "losses",
                "score", "elo", "elo_low", "elo_high", "los"]
 
@@ -205,8 +207,9 @@ def _opponent(run: _Run, opp: str | PlayerSpec) -> tuple[str, Player] | None:
 
 
 def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
-              opponents: tuple[str | PlayerSpec, ...]) -> list[dict[str, Any]]:
-    """Matches of the trained net against ``opponents`` (colours alternate, openings paired)."""
+              opponents: tuple[str | PlayerSpec, ...], tag: str = "") -> list[dict[str, Any]]:
+    """Matches of the trained net against ``opponents`` (colours alternate, openings paired);
+    ``tag`` names a separate series (its own games folder and seeds)."""
     ev = run.cfg.evaluation
     rows = []
     for k, opp in enumerate(opponents):
@@ -215,9 +218,10 @@ def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
             continue
         name, player = found
         players = {"trained": Player(ev.player, run.model, params, collect=False), name: player}
+        salt = 0xF1A1 if tag else 0xE7A1
         specs = paired_specs("trained", name, games, ev.openings,
-                             derive_seed(run.cfg.seed, gen, k, 0xE7A1))
-        with GameWriter(_gen_dir(run.out / "eval", gen, f"_{name}"),
+                             derive_seed(run.cfg.seed, gen, k, salt))
+        with GameWriter(_gen_dir(run.out / "eval", gen, f"_{tag}{name}"),
                         event=f"zerochess train eval gen {gen}") as writer:
             played = play_training_games(specs, players, batch_size=ev.batch_size,
                                          max_plies=ev.max_plies, max_nodes=run.max_nodes,
@@ -228,7 +232,7 @@ def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
                      "games": result.games, "wins": result.wins, "draws": result.draws,
                      "losses": result.losses, "score": result.score, "elo": result.elo,
                      "elo_low": lo, "elo_high": hi, "los": result.los})
-        run.log(f"  eval gen {gen} vs {name}: {result.summary()}")
+        run.log(f"  {tag or 'eval '}gen {gen} vs {name}: {result.summary()}")
     return rows
 
 
@@ -323,6 +327,7 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
                                      max_plies=cfg.selfplay.max_plies,
                                      max_nodes=run.max_nodes, writer=writer)
     seconds = time.perf_counter() - t0
+    search_s = max(seconds - played.stats.compile_seconds, 1e-9)  # first batch compiles
     order = sorted(range(len(played.records)), key=lambda i: played.records[i].index)
     buffer.add_games(played.examples[i] for i in order)
     results = [played.records[i].result for i in order]
@@ -335,35 +340,43 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
         "n_scl": sched.n_scl if cfg.selfplay.nscl_schedule.enabled else "",
         "nodes": sched.nodes, "positions": played.stats.positions,
         "mean_plies": float(np.mean([len(r.moves) for r in played.records])),
-        "seconds": seconds, "positions_per_s": played.stats.positions / seconds,
-        "nodes_per_s": played.stats.nodes / seconds, "buffer_games": buffer.num_games,
+        "seconds": seconds, "compile_seconds": played.stats.compile_seconds,
+        "positions_per_s": played.stats.positions / search_s,
+        "nodes_per_s": played.stats.nodes / search_s, "buffer_games": buffer.num_games,
         "buffer_positions": len(buffer)})
     new_sched = next_state(cfg.selfplay.nscl_schedule, sched, ww + bw, dd, 0)
     line = (f"gen {gen + 1}/{cfg.generations}: self-play {len(results)} games W/D/L "
-            f"{ww}/{dd}/{bw} (w+l)/d {ratio:.2f}, {played.stats.positions / seconds:.1f} "
+            f"{ww}/{dd}/{bw} (w+l)/d {ratio:.2f}, {played.stats.positions / search_s:.1f} "
             f"positions/s")
     if cfg.selfplay.nscl_schedule.enabled:
         line += f", N_scl {sched.n_scl} -> {new_sched.n_scl}, nodes {new_sched.nodes}"
 
     metrics: list[dict[str, float]] = []
+    compile_s = 0.0
     t1 = time.perf_counter()
     if len(buffer) >= cfg.min_positions:
         for _ in range(cfg.steps_per_generation):
             batch = buffer.sample(cfg.batch_size, sample_rng(cfg.seed, int(state.step)))
+            ts, first = time.perf_counter(), run.trainer.steps_taken == 0
             state, m = run.trainer.step(state, batch)
+            if first:  # the trainer's first step compiles it
+                compile_s = time.perf_counter() - ts
             metrics.append(m)
     train_s = time.perf_counter() - t1
+    step_s = max(train_s - compile_s, 1e-9)
     if metrics:
         mean = _means(metrics)
         tr_csv.append({"generation": gen + 1, "step": int(state.step),
                        "games_total": games_total,
                        **{k: mean[k] for k in TRAIN_FIELDS if k in mean},
-                       "steps": len(metrics), "seconds": train_s,
-                       "steps_per_s": len(metrics) / train_s,
-                       "samples_per_s": len(metrics) * cfg.batch_size / train_s})
+                       "steps": len(metrics), "seconds": train_s, "compile_seconds": compile_s,
+                       "steps_per_s": (len(metrics) - bool(compile_s)) / step_s,
+                       "samples_per_s": (len(metrics) - bool(compile_s)) * cfg.batch_size
+                       / step_s})
         line += (f" | train {len(metrics)} steps loss {mean['loss']:.3f} (policy "
                  f"{mean['policy']:.3f}, value {mean['value']:.3f}, moves-left "
-                 f"{mean['moves_left']:.3f}), {len(metrics) / train_s:.2f} steps/s")
+                 f"{mean['moves_left']:.3f}), {(len(metrics) - bool(compile_s)) / step_s:.2f} "
+                 "steps/s")
     run.log(line)
     gen += 1
     ev = cfg.evaluation
@@ -391,7 +404,7 @@ def _final_match(run: _Run, gen: int, params: Any) -> dict[str, Any]:
     if ev.final_games == 0:
         return {"generation": gen, "games": 0, "score": math.nan}
     games_total = gen * run.cfg.selfplay.games
-    rows = _evaluate(run, gen, params, ev.final_games, games_total, ("initial",))
+    rows = _evaluate(run, gen, params, ev.final_games, games_total, ("initial",), tag="final_")
     row = rows[0]
     result = MatchResult(row["wins"], row["draws"], row["losses"])
     final = {"generation": gen, "games_total": games_total, **result.to_dict(),
@@ -404,12 +417,12 @@ def _final_match(run: _Run, gen: int, params: Any) -> dict[str, Any]:
 def _throughput(sp_csv: _Csv, tr_csv: _Csv) -> dict[str, float]:
     sp, tr = sp_csv.rows(), tr_csv.rows()
     out: dict[str, float] = {}
-    if sp:
-        secs = sum(float(r["seconds"]) for r in sp)
+    if sp:  # compile time excluded
+        secs = sum(float(r["seconds"]) - float(r["compile_seconds"] or 0) for r in sp)
         out["selfplay_positions_per_s"] = sum(int(r["positions"]) for r in sp) / secs
     if tr:
-        secs = sum(float(r["seconds"]) for r in tr)
-        steps = sum(int(r["steps"]) for r in tr)
+        secs = sum(float(r["seconds"]) - float(r["compile_seconds"] or 0) for r in tr)
+        steps = sum(int(r["steps"]) - (float(r["compile_seconds"] or 0) > 0) for r in tr)
         out["train_steps_per_s"] = steps / secs
     return out
 

@@ -119,6 +119,7 @@ class Trainer:
         self.tx = make_optimizer(self.optimizer)
         self.schedule = lr_schedule(self.optimizer)
         self._step = jax.jit(self._train_step, donate_argnums=(0,))
+        self.steps_taken = 0  # steps run by this trainer (the first one compiles)
         self._eval = jax.jit(self._eval_step)
 
     def init(self, params: Any = None) -> TrainState:
@@ -147,6 +148,7 @@ class Trainer:
              ) -> tuple[TrainState, dict[str, float]]:
         """One optimizer step on ``examples`` (one batch); returns the new state and metrics."""
         state, metrics = self._step(state, examples)
+        self.steps_taken += 1
         return state, {k: float(v) for k, v in jax.device_get(metrics).items()}
 
     def evaluate(self, params: Any, examples: Examples) -> dict[str, float]:
