@@ -150,3 +150,16 @@ def test_readme_training_loop_runs(tmp_path, monkeypatch, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert [ln.split()[0] for ln in lines] == ["0", "1"]
     assert load_model(str(tmp_path / "my_net.pb.gz")).has_moves_left
+
+
+def test_missing_stockfish_is_a_note_not_a_crash(monkeypatch):
+    from zerochess.training import run as run_module
+
+    monkeypatch.setattr(run_module, "find_stockfish", lambda: None)
+    notes: list[str] = []
+    fake = run_module._Run(TrainConfig.from_dict(MINI), Path("."), None, None, None, None,
+                           None, notes.append, max_nodes=5)
+    assert run_module._opponent(fake, "stockfish") is None
+    assert run_module._opponent(fake, "stockfish") is None
+    assert len(fake.notes) == 1 and "stockfish is not installed" in fake.notes[0]
+    assert len(notes) == 1  # logged once

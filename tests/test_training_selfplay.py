@@ -134,3 +134,22 @@ def test_unknown_player_is_an_error():
         play_training_games(_specs(1, white="x", black="y"), {"x": Player(_spec("x"), MODEL)})
     with pytest.raises(ValueError, match="no model"):
         Player(_spec("x"))
+
+
+@pytest.mark.lc0
+def test_engine_opponent_moves_are_not_examples():
+    """An external UCI engine (lc0 + Maia-1900 at 1 node) as one side."""
+    from zerochess.selfplay.config import EngineSpec
+    from zerochess.testing.lc0_reference import ensure_lc0
+
+    ensure_lc0()  # installs the lc0 program and Maia when missing
+    maia = PlayerSpec("maia", nodes=1, engine=EngineSpec(kind="lc0", weights="maia-1900",
+                                                         nodes=1))
+    played = play_training_games(
+        _specs(2, white="puct", black="maia"),
+        {"puct": Player(PLAYERS["puct"], MODEL), "maia": Player(maia)},
+        batch_size=BATCH, max_plies=8)
+    for rec, ex in zip(played.records, played.examples, strict=True):
+        ours = [i for i, st in enumerate(rec.stats) if st.source == "search"]
+        assert sorted(ex.ply.tolist()) == ours and len(ours) > 0
+        assert all(st.source in ("search", "engine") for st in rec.stats)

@@ -25,7 +25,8 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output folder (default results/train/NAME)")
     p.add_argument("--seed", type=int, default=None, help="override the config's seed")
     p.add_argument("--generations", type=int, default=None,
-                   help="override the number of generations")
+                   help="override the number of generations (a finished run's folder can "
+                   "be extended this way)")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="stop after N generations in this call (resume later)")
     p.set_defaults(func=cmd_train)

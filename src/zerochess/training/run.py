@@ -236,6 +236,22 @@ def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
     return rows
 
 
+def _allow_more_generations(out: Path, cfg: TrainConfig) -> None:
+    """A run may be extended (or shortened) by ``generations`` alone: accept its folder."""
+    import yaml
+
+    path = out / "config.yaml"
+    if not path.is_file():
+        return
+    try:
+        old = yaml.safe_load(path.read_text())
+    except yaml.YAMLError:
+        return
+    new = yaml.safe_load(yaml.safe_dump(cfg.to_dict()))
+    if isinstance(old, dict) and {**old, "generations": None} == {**new, "generations": None}:
+        path.write_text(yaml.safe_dump(new, sort_keys=False))
+
+
 def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} if rows else {}
 
@@ -248,7 +264,8 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
     Args:
       config: the run.
       out_dir: output folder (see the module docstring); an existing folder of the same
-        config is resumed, one of another config is refused.
+        config is resumed (or extended when only ``generations`` grew), one of another
+        config is refused.
       stop_after_generations: stop after this many generations in this call (simulates an
         interruption; the next call resumes).
       log: progress lines (default: stderr).
@@ -259,6 +276,7 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
     """
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     cfg = config
+    _allow_more_generations(Path(out_dir), cfg)
     out = prepare_run_dir(out_dir, cfg.to_dict())
     for sub in ("games", "eval", "nets", "metrics", "plots"):
         (out / sub).mkdir(exist_ok=True)
