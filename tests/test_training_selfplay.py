@@ -149,7 +149,11 @@ def test_engine_opponent_moves_are_not_examples():
         _specs(2, white="puct", black="maia"),
         {"puct": Player(PLAYERS["puct"], MODEL), "maia": Player(maia)},
         batch_size=BATCH, max_plies=8)
+    searched = 0
     for rec, ex in zip(played.records, played.examples, strict=True):
         ours = [i for i, st in enumerate(rec.stats) if st.source == "search"]
-        assert sorted(ex.ply.tolist()) == ours and len(ours) > 0
+        assert sorted(ex.ply.tolist()) == ours
         assert all(st.source in ("search", "engine") for st in rec.stats)
+        assert any(st.source == "engine" for st in rec.stats)
+        searched += len(ours)
+    assert searched > 0
