@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zerochess.cli import analyse, bench, experiment, match, selfplay
+from zerochess.cli import analyse, bench, experiment, match, selfplay, train
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, bench, selfplay, match, experiment)
+COMMANDS = (analyse, bench, selfplay, match, experiment, train)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -82,10 +82,11 @@ class SearchBackend:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
 
-    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
+    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int],
+              params: Any = None) -> Any:
         """``Searcher.init`` with one seed per tree: a game's search randomness (noise,
         search-contempt draws) depends only on its own seed, not on its batch slot."""
-        return self.searcher.init(boards, configs, seed=list(seeds))
+        return self.searcher.init(boards, configs, seed=list(seeds), params=params)
 
     def size_for(self, live: int, queue_empty: bool) -> int:
         """The batch size to use for ``live`` searching games."""
@@ -95,19 +96,21 @@ class SearchBackend:
         return min(fits) if fits else self.batch_size
 
     def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
-               nodes: Sequence[int], seeds: Sequence[int], size: int) -> list[SearchResult]:
-        """Search every board with its config / node count / seed, padded to ``size``."""
+               nodes: Sequence[int], seeds: Sequence[int], size: int,
+               params: Any = None) -> list[SearchResult]:
+        """Search every board with its config / node count / seed, padded to ``size``;
+        ``params``: the network's parameters (default the model's own; no recompile)."""
         n = len(boards)
         pad = size - n
         boards = list(boards) + [boards[0]] * pad
         configs = list(configs) + [configs[0]] * pad
         seeds = list(seeds) + [0] * pad
         levels = sorted(set(nodes))
-        state = self._init(boards, configs, seeds)
+        state = self._init(boards, configs, seeds, params)
         out: list[SearchResult | None] = [None] * n
         done = 0
         for level in levels:
-            state = self.searcher.run(state, num_simulations=level - done)
+            state = self.searcher.run(state, num_simulations=level - done, params=params)
             done = level
             results = self.searcher.results(state)
             for i in range(n):

@@ -7,6 +7,7 @@ import functools
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import chess
 import jax
@@ -100,12 +101,15 @@ class Searcher:
         return bytes_per_node()
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
-             = SearchConfig(), seed: int | Sequence[int] = 0) -> SearchBatch:
+             = SearchConfig(), seed: int | Sequence[int] = 0, params: Any = None) -> SearchBatch:
         """Trees for ``boards`` (with their move history), each holding its evaluated root.
 
         ``seed``: one seed for the batch (tree i draws from ``tree_key(seed, i)``), or one
         seed per tree (tree i draws from ``tree_key(seed[i], 0)``), which makes a tree's
         randomness independent of its batch slot and neighbours.
+        ``params``: the network parameters to evaluate the roots with (default
+        ``model.params``); any pytree of the same shapes runs without recompiling, so a
+        training loop passes its current weights here and to ``run``.
         """
         boards = list(boards)
         if not boards:
@@ -120,9 +124,12 @@ class Searcher:
         states = []
         for a, b in parts:
             roots = self.prepare_roots(boards[a:b], keys[a:b])
-            states.append(self._init(self.model.params, stack_configs(configs[a:b]), roots,
+            states.append(self._init(self._params(params), stack_configs(configs[a:b]), roots,
                                      num_nodes=self.max_nodes))
         return SearchBatch(tuple(b.copy() for b in boards), tuple(states))
+
+    def _params(self, params: Any) -> Any:
+        return self.model.params if params is None else params
 
     def _split(self, batch: int) -> list[tuple[int, int]]:
         """Shard bounds: equal shards (one compile) of >= 8 trees, else one shard."""
@@ -168,23 +175,26 @@ class Searcher:
         )
         return roots
 
-    def run(self, batch: SearchBatch, num_simulations: int | Sequence[int]) -> SearchBatch:
+    def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],
+            params: Any = None) -> SearchBatch:
         """Continue the trees for ``num_simulations`` more simulations (resumable).
 
         ``num_simulations`` is one count for all trees or one per tree (trees that are
-        done sit idle while the others go on). The trees are updated in place: use the
-        returned batch, not ``batch``.
+        done sit idle while the others go on). ``params``: the network parameters for the
+        new leaves (default ``model.params``; same shapes, no recompilation). The trees
+        are updated in place: use the returned batch, not ``batch``.
         """
         counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
         if counts.min(initial=0) < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
         size = len(batch) // len(batch.shards)
+        params = self._params(params)
 
         def run_shard(i: int) -> SearchState:
             shard = batch.shards[i]
             part = counts[i * size:(i + 1) * size]
             limit = shard.tree.simulations + jnp.asarray(part, jnp.int32)
-            state = self._run(self.model.params, shard, limit, jnp.int32(part.max()))
+            state = self._run(params, shard, limit, jnp.int32(part.max()))
             # Wait here: the run calls back into Python (host expansion); a run still in
             # flight at interpreter exit would call into a finalizing runtime.
             return jax.block_until_ready(state)
@@ -204,9 +214,11 @@ class Searcher:
 
     def search(self, boards: Sequence[chess.Board],
                configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
-               num_simulations: int = 800, seed: int = 0) -> list[SearchResult]:
+               num_simulations: int = 800, seed: int = 0, params: Any = None
+               ) -> list[SearchResult]:
         """init + run + results in one call."""
-        return self.results(self.run(self.init(boards, configs, seed), num_simulations))
+        return self.results(self.run(self.init(boards, configs, seed, params),
+                                     num_simulations, params))
 
 
 @jax.jit
