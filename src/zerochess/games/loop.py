@@ -210,7 +210,9 @@ def play_games(
     and ``params`` to its network parameters (default that model's own). Players with
     the same model share one compiled searcher whatever their parameters (they are data,
     not constants); each step searches the games of each (model, params) apart, in one
-    batch per group (several groups in a step use the smallest compiled size that fits).
+    batch per group (when several groups share a step, each takes the smallest batch size
+    that fits it, preferring sizes already compiled; with ``shrink_tail`` a match of two
+    weights of one net in batches of 2B thus runs as two batches of B).
     A game's moves depend only on its spec and its players' networks, so grouping does
     not change them. ``max_nodes``: the trees' size (default the players' largest
     ``nodes`` + 1); fix it when node counts change between calls, so nothing recompiles.
@@ -293,7 +295,8 @@ def play_games(
             step_pos, step_nodes, step_compiled = 0, 0, False
             for group in groups.values():
                 backend, net = network(group[0].mover())
-                size = backend.size_for(len(group), not queue or len(groups) > 1)
+                several = len(groups) > 1  # e.g. a match of two weights of one net
+                size = backend.size_for(len(group), not queue or several, several)
                 compiled = not backend.is_compiled(size)
                 ts = time.perf_counter()
                 pos, nodes = _search_step(group, players, backend, size, net, max_plies,

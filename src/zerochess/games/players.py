@@ -88,11 +88,16 @@ class SearchBackend:
         search-contempt draws) depends only on its own seed, not on its batch slot."""
         return self.searcher.init(boards, configs, seed=list(seeds), params=params)
 
-    def size_for(self, live: int, queue_empty: bool) -> int:
-        """The batch size to use for ``live`` searching games."""
+    def size_for(self, live: int, queue_empty: bool, prefer_compiled: bool = False) -> int:
+        """The batch size to use for ``live`` searching games: the full batch while games
+        are queued, else the smallest size that fits (with ``prefer_compiled``, the
+        smallest one already compiled, if one fits)."""
         if not queue_empty:
             return self.batch_size
         fits = [s for s in self.sizes if s >= live]
+        compiled = [s for s in fits if self.is_compiled(s)]
+        if prefer_compiled and compiled:
+            return min(compiled)
         return min(fits) if fits else self.batch_size
 
     def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
