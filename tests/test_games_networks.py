@@ -21,7 +21,7 @@ from zerochess.games.seeding import game_seed, search_seed
 from zerochess.neural import make_resnet
 from zerochess.search import SearchConfig, TemperatureSchedule
 from zerochess.training import Player, dense_policy, expand_planes, play_training_games
-from zerochess.training.selfplay_data import policy_target
+from zerochess.training.selfplay_data import material_balance, policy_target, target_result
 
 NODES, BATCH = 8, 4
 MODEL = make_resnet(1, 8, seed=0)
@@ -219,3 +219,51 @@ def test_engine_opponent_moves_are_not_examples():
         assert any(st.source == "engine" for st in rec.stats)
         searched += len(ours)
     assert searched > 0
+
+
+def _material(board: chess.Board) -> int:
+    """White minus black material by hand: P 1, N 3, B 3, R 5, Q 9."""
+    values = {"P": 1, "N": 3, "B": 3, "R": 5, "Q": 9}
+    return sum(values.get(p.symbol().upper(), 0) * (1 if p.color else -1)
+               for p in board.piece_map().values())
+
+
+@pytest.mark.parametrize("fen, balance", [
+    (chess.STARTING_FEN, 0),
+    ("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 9),
+    ("4k3/8/8/8/8/8/4p3/R3K3 b - - 0 1", 4),
+    ("4k3/pp6/8/8/8/8/8/4KN2 w - - 0 1", 1),
+])
+def test_material_balance_by_hand(fen, balance):
+    assert material_balance(chess.Board(fen)) == balance == _material(chess.Board(fen))
+
+
+def test_capped_games_value_targets_by_material(plain):
+    """With ``adjudicate_material``, a capped game's examples learn the side ahead as the
+    winner (the record stays a draw); other games learn their own result."""
+    players = {k: Player(v, MODEL) for k, v in PLAYERS.items()}
+    adj = play_training_games(_specs(), players, batch_size=BATCH, max_plies=14,
+                              adjudicate_material=1)
+    assert _moves(adj.records) == _moves(plain)  # the games themselves do not change
+    checked = 0
+    for rec, ex, target in zip(adj.records, adj.examples, adj.targets, strict=True):
+        board = chess.Board(rec.start_fen)
+        for uci in rec.moves:
+            board.push_uci(uci)
+        balance = _material(board)
+        if rec.termination == "move_cap" and balance != 0:
+            assert rec.result == "1/2-1/2"
+            assert target == ("1-0" if balance > 0 else "0-1")
+            checked += 1
+        else:
+            assert target == rec.result
+        white = np.array([ply % 2 == 0 for ply in ex.ply])  # every FEN has white to move
+        winner = {"1-0": 0, "0-1": 2}.get(target)
+        for i in range(len(ex)):
+            if winner is None:
+                np.testing.assert_array_equal(ex.result[i], [0, 1, 0])
+            else:
+                expected = winner if white[i] else 2 - winner
+                assert ex.result[i][expected] == 1.0
+    assert adj.adjudicated == checked > 0
+    assert target_result(adj.records[0], None) == adj.records[0].result

@@ -49,10 +49,8 @@ def run(args: argparse.Namespace) -> int:
         else None
     out = Path(args.out) if args.out else Path("results") / "train" / config.name
     summary = run_training(config, out, stop_after_generations=stop_after)
-    for key in ("selfplay_positions_per_s", "train_steps_per_s", "train_samples_per_s"):
-        if key in summary:
-            print(f"{key}: {summary[key]:.2f}")
     if not summary["finished"]:
+        _rates(summary)
         print(f"stopped after generation {summary['generations']} of {config.generations}; "
               f"run the same command to resume ({summary['out_dir']})")
         return 0
@@ -61,7 +59,19 @@ def run(args: argparse.Namespace) -> int:
     if final.get("games"):
         print(f"trained vs initial: W {final['wins']} / D {final['draws']} / L "
               f"{final['losses']}, score {final['score']:.3f} [{final['score_low']:.3f}, "
-              f"{final['score_high']:.3f}], Elo {final['elo']:+.0f} "
+              f"{final['score_high']:.3f}] (95%), Elo {final['elo']:+.0f} "
               f"[{final['elo_low']:+.0f}, {final['elo_high']:+.0f}]")
-    print(f"trained_vs_initial_score: {final['score']:.4f}")
+    _rates(summary)
+    if final.get("games"):
+        print(f"trained_vs_initial_score: {final['score']:.4f}")
+    else:
+        print("no final match (evaluation.final_games is 0)")
     return 0
+
+
+def _rates(summary: dict) -> None:
+    """The run's throughput (compile time excluded), one ``key: value`` line each."""
+    for key in ("selfplay_positions_per_s", "selfplay_nodes_per_s", "train_steps_per_s",
+                "train_samples_per_s"):
+        if key in summary:
+            print(f"{key}: {summary[key]:.2f}")

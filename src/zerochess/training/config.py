@@ -20,6 +20,9 @@
       games: 32                   # games per generation
       batch_size: 32              # trees searched together (a compile-time shape)
       max_plies: 120              # adjudicated draw after this many plies (null: none)
+      adjudicate_material: null   # value targets of a capped game: a win for the side
+                                  #   ahead by >= this many pawns (P1 N3 B3 R5 Q9); the
+                                  #   record stays a draw (null: the draw)
       openings: {type: startpos}  # as in self-play configs
       player: {nodes: 16, search: {...}, temperature: {...}}  # or white: / black:
       nscl_schedule:              # the paper's adaptive N_scl (Fig. 6); see schedule.py.
@@ -165,6 +168,7 @@ class SelfPlaySection:
     white: PlayerSpec
     black: PlayerSpec
     nscl_schedule: NsclScheduleConfig
+    adjudicate_material: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,8 +226,8 @@ class TrainConfig:
             network = dataclasses.replace(network, init=str(init))
 
         sp = dict(values.get("selfplay") or {})
-        check_keys(sp, ("games", "batch_size", "max_plies", "openings", "player", "white",
-                        "black", "nscl_schedule"), "selfplay")
+        check_keys(sp, ("games", "batch_size", "max_plies", "adjudicate_material", "openings",
+                        "player", "white", "black", "nscl_schedule"), "selfplay")
         if "player" in sp:
             if "white" in sp or "black" in sp:
                 raise ConfigError("selfplay: use `player` or `white`/`black`, not both")
@@ -246,7 +250,9 @@ class TrainConfig:
             openings=OpeningSpec.from_dict(sp.get("openings"), "selfplay.openings", base_dir),
             white=white, black=black,
             nscl_schedule=_dataclass_from(NsclScheduleConfig, sp.get("nscl_schedule"),
-                                          "selfplay.nscl_schedule"))
+                                          "selfplay.nscl_schedule"),
+            adjudicate_material=as_int(sp.get("adjudicate_material"),
+                                       "selfplay.adjudicate_material", 1, allow_none=True))
 
         buf = dict(values.get("buffer") or {})
         check_keys(buf, ("window_games", "min_positions"), "buffer")
@@ -330,6 +336,7 @@ class TrainConfig:
             "selfplay": {
                 "games": self.selfplay.games, "batch_size": self.selfplay.batch_size,
                 "max_plies": self.selfplay.max_plies,
+                "adjudicate_material": self.selfplay.adjudicate_material,
                 "openings": asdict_plain(self.selfplay.openings),
                 "white": player(self.selfplay.white), "black": player(self.selfplay.black),
                 "nscl_schedule": asdict_plain(self.selfplay.nscl_schedule)},

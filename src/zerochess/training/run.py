@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from zerochess.games.config import EngineSpec, PlayerSpec
+from zerochess.games.config import EngineSpec, OpeningSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
 from zerochess.games.openings import build_openings
@@ -55,9 +55,9 @@ from zerochess.training.selfplay_data import Player, play_training_games
 from zerochess.training.trainer import OptimizerConfig, Trainer, TrainState, sample_rng
 
 SELFPLAY_FIELDS = ["generation", "games_total", "games", "white_wins", "draws", "black_wins",
-                   "decisive_ratio", "n_scl", "nodes", "positions", "mean_plies", "seconds",
-                   "compile_seconds", "positions_per_s", "nodes_per_s", "buffer_games",
-                   "buffer_positions"]
+                   "adjudicated", "decisive_ratio", "n_scl", "nodes", "positions", "mean_plies",
+                   "seconds", "compile_seconds", "positions_per_s", "nodes_per_s",
+                   "buffer_games", "buffer_positions"]
 TRAIN_FIELDS = ["generation", "step", "games_total", "lr", "loss", "policy", "value",
                 "moves_left", "reg", "value_mse", "policy_accuracy", "moves_left_mae",
                 "grad_norm", "steps", "seconds", "compile_seconds", "steps_per_s",
@@ -206,6 +206,23 @@ def _opponent(run: _Run, opp: str | PlayerSpec) -> tuple[str, Player] | None:
     return opp.name, Player(opp, run.builtin_model(), collect=False)
 
 
+def network_match(players: dict[str, Player], p1: str, p2: str, games: int,
+                  openings: OpeningSpec, seed: int, out_dir: Path, *, batch_size: int,
+                  max_plies: int | None, max_nodes: int | None = None,
+                  event: str = "zerochess train match") -> MatchResult:
+    """A match of ``p1`` against ``p2`` (colours alternate, each opening played with both
+    colours) written to ``out_dir`` (replaced when it exists); the result from ``p1``'s
+    view. Players of one model with different params share one compiled searcher."""
+    specs = paired_specs(p1, p2, games, openings, seed)
+    if out_dir.exists():  # a match being redone after an interruption: the same games again
+        shutil.rmtree(out_dir)
+    with GameWriter(out_dir, event=event) as writer:
+        played = play_training_games(specs, players, batch_size=batch_size,
+                                     max_plies=max_plies, max_nodes=max_nodes,
+                                     writer=writer, shrink_tail=True)
+    return match_result([r.csv_row() for r in played.records], p1)
+
+
 def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
               opponents: tuple[str | PlayerSpec, ...], tag: str = "") -> list[dict[str, Any]]:
     """Matches of the trained net against ``opponents`` (colours alternate, openings paired);
@@ -219,14 +236,12 @@ def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
         name, player = found
         players = {"trained": Player(ev.player, run.model, params, collect=False), name: player}
         salt = 0xF1A1 if tag else 0xE7A1
-        specs = paired_specs("trained", name, games, ev.openings,
-                             derive_seed(run.cfg.seed, gen, k, salt))
-        with GameWriter(_gen_dir(run.out / "eval", gen, f"_{tag}{name}"),
-                        event=f"zerochess train eval gen {gen}") as writer:
-            played = play_training_games(specs, players, batch_size=ev.batch_size,
-                                         max_plies=ev.max_plies, max_nodes=run.max_nodes,
-                                         writer=writer)
-        result = match_result([r.csv_row() for r in played.records], "trained")
+        result = network_match(players, "trained", name, games, ev.openings,
+                               derive_seed(run.cfg.seed, gen, k, salt),
+                               run.out / "eval" / f"gen_{gen:04d}_{tag}{name}",
+                               batch_size=ev.batch_size, max_plies=ev.max_plies,
+                               max_nodes=run.max_nodes,
+                               event=f"zerochess train eval gen {gen}")
         lo, hi = result.elo_interval()
         rows.append({"generation": gen, "games_total": games_total, "opponent": name,
                      "games": result.games, "wins": result.wins, "draws": result.draws,
@@ -322,11 +337,27 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
     if finished:
         summary["trained_vs_initial"] = _final_match(run, gen, state.params)
     _plots(out)
-    summary.update(_throughput(sp_csv, tr_csv))
+    rates = _throughput(sp_csv, tr_csv, cfg)
+    summary.update(rates)
+    if rates:
+        _write_throughput(out, cfg, rates)
     summary["notes"] = run.notes
     if finished:
         _write_summary(out, cfg, summary)
     return summary
+
+
+def trained_params(config: TrainConfig, out_dir: str | Path) -> tuple[int, Any]:
+    """The generation and network parameters of a run's latest checkpoint (generation 0
+    and the initial parameters when it has none)."""
+    _, model = build_network(config.network)
+    trainer = _trainer(model, config.loss, config.optimizer)
+    with Checkpointer(Path(out_dir) / "checkpoints", keep=config.checkpoint_keep) as ckpt:
+        latest = ckpt.latest()
+        if latest is None:
+            return 0, model.params
+        state, _, meta = ckpt.restore(latest, like=trainer.init())
+    return int(meta["generation"]), state.params
 
 
 def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
@@ -343,7 +374,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
                     pgn_comments=True) as writer:
         played = play_training_games(specs, players, batch_size=cfg.selfplay.batch_size,
                                      max_plies=cfg.selfplay.max_plies,
-                                     max_nodes=run.max_nodes, writer=writer)
+                                     max_nodes=run.max_nodes, writer=writer,
+                                     adjudicate_material=cfg.selfplay.adjudicate_material)
     seconds = time.perf_counter() - t0
     search_s = max(seconds - played.stats.compile_seconds, 1e-9)  # first batch compiles
     order = sorted(range(len(played.records)), key=lambda i: played.records[i].index)
@@ -354,7 +386,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
     games_total = (gen + 1) * cfg.selfplay.games
     sp_csv.append({
         "generation": gen + 1, "games_total": games_total, "games": len(results),
-        "white_wins": ww, "draws": dd, "black_wins": bw, "decisive_ratio": ratio,
+        "white_wins": ww, "draws": dd, "black_wins": bw, "adjudicated": played.adjudicated,
+        "decisive_ratio": ratio,
         "n_scl": sched.n_scl if cfg.selfplay.nscl_schedule.enabled else "",
         "nodes": sched.nodes, "positions": played.stats.positions,
         "mean_plies": float(np.mean([len(r.moves) for r in played.records])),
@@ -366,6 +399,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
     line = (f"gen {gen + 1}/{cfg.generations}: self-play {len(results)} games W/D/L "
             f"{ww}/{dd}/{bw} (w+l)/d {ratio:.2f}, {played.stats.positions / search_s:.1f} "
             f"positions/s")
+    if cfg.selfplay.adjudicate_material is not None:
+        line += f", {played.adjudicated} capped games adjudicated by material"
     if cfg.selfplay.nscl_schedule.enabled:
         line += f", N_scl {sched.n_scl} -> {new_sched.n_scl}, nodes {new_sched.nodes}"
 
@@ -432,17 +467,40 @@ def _final_match(run: _Run, gen: int, params: Any) -> dict[str, Any]:
     return final
 
 
-def _throughput(sp_csv: _Csv, tr_csv: _Csv) -> dict[str, float]:
+def _throughput(sp_csv: _Csv, tr_csv: _Csv, cfg: TrainConfig) -> dict[str, float]:
+    """Self-play and training rates of the whole run, compile time excluded."""
     sp, tr = sp_csv.rows(), tr_csv.rows()
     out: dict[str, float] = {}
-    if sp:  # compile time excluded
+    if sp:
         secs = sum(float(r["seconds"]) - float(r["compile_seconds"] or 0) for r in sp)
+        nodes = sum(float(r["nodes_per_s"]) * (float(r["seconds"])
+                                               - float(r["compile_seconds"] or 0)) for r in sp)
         out["selfplay_positions_per_s"] = sum(int(r["positions"]) for r in sp) / secs
+        out["selfplay_nodes_per_s"] = nodes / secs
     if tr:
         secs = sum(float(r["seconds"]) - float(r["compile_seconds"] or 0) for r in tr)
         steps = sum(int(r["steps"]) - (float(r["compile_seconds"] or 0) > 0) for r in tr)
-        out["train_steps_per_s"] = steps / secs
+        if steps > 0 and secs > 0:
+            out["train_steps_per_s"] = steps / secs
+            out["train_samples_per_s"] = steps * cfg.batch_size / secs
     return out
+
+
+def _write_throughput(out: Path, cfg: TrainConfig, rates: dict[str, float]) -> None:
+    """``throughput.json``: the rates with what they were measured on (the machine and
+    versions are in ``versions.yaml``)."""
+    import jax
+
+    net = cfg.network
+    write_json(out / "throughput.json", {
+        **{k: round(v, 3) for k, v in rates.items()},
+        "device": ", ".join(d.device_kind for d in jax.devices()),
+        "backend": jax.default_backend(),
+        "network": f"{net.blocks}x{net.filters}" if net.init is None else net.init,
+        "selfplay_batch": cfg.selfplay.batch_size,
+        "nodes_per_move": max(cfg.selfplay.white.nodes, cfg.selfplay.black.nodes),
+        "train_batch": cfg.batch_size,
+        "note": "compile time excluded; self-play includes the host's move generation"})
 
 
 def _plots(out: Path) -> None:
@@ -513,13 +571,14 @@ def _write_summary(out: Path, cfg: TrainConfig, summary: dict[str, Any]) -> None
                   f"{final['score']:.3f} [{final['score_low']:.3f}, {final['score_high']:.3f}]"
                   f" (95%), Elo {final['elo']:+.0f} [{final['elo_low']:+.0f}, "
                   f"{final['elo_high']:+.0f}], LOS {100 * final['los']:.1f}%", ""]
-    for key in ("selfplay_positions_per_s", "train_steps_per_s"):
+    for key in ("selfplay_positions_per_s", "train_steps_per_s", "train_samples_per_s"):
         if key in summary:
-            lines.append(f"- {key.replace('_', ' ')}: {summary[key]:.2f}")
+            lines.append(f"- {key.replace('_', ' ')}: {summary[key]:.2f} (compile time "
+                         "excluded)")
     for note in summary.get("notes", []):
         lines.append(f"- note: {note}")
     lines += ["", "Metrics: `metrics/*.csv`; plots: `plots/*.png`; networks: `nets/`."]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
 
 
-__all__ = ["build_network", "run_training"]
+__all__ = ["build_network", "network_match", "run_training", "trained_params"]

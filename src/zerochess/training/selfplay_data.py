@@ -52,11 +52,41 @@ class Player:
 @dataclasses.dataclass
 class TrainingGames:
     """Finished games, their training examples (one ``Examples`` per game, in the same
-    order as ``records``) and throughput."""
+    order as ``records``), the result each game's value targets learned (``targets``: the
+    game's own, or a material adjudication of a capped game) and throughput."""
 
     records: list[GameRecord]
     examples: list[Examples]
     stats: RunStats
+    targets: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def adjudicated(self) -> int:
+        """Games whose value targets are a material adjudication, not the game's draw."""
+        return sum(r.result != t for r, t in zip(self.records, self.targets, strict=True))
+
+
+PIECE_POINTS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5,
+                chess.QUEEN: 9}
+
+
+def material_balance(board: chess.Board) -> int:
+    """White's material minus black's in pawns (P 1, N 3, B 3, R 5, Q 9)."""
+    return sum(points * (len(board.pieces(piece, chess.WHITE))
+                         - len(board.pieces(piece, chess.BLACK)))
+               for piece, points in PIECE_POINTS.items())
+
+
+def target_result(record: GameRecord, adjudicate_material: int | None) -> str:
+    """The result a game's value targets learn: the game's own, except that a game stopped
+    by the move cap counts as won by a side ahead by >= ``adjudicate_material`` pawns of
+    material (None: the cap's draw). The game record keeps its draw either way."""
+    if adjudicate_material is None or not record.adjudicated:
+        return record.result
+    balance = material_balance(record.final_board())
+    if abs(balance) < adjudicate_material:
+        return record.result
+    return "1-0" if balance > 0 else "0-1"
 
 
 def policy_target(result: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -137,6 +167,7 @@ def play_training_games(
     writer: GameWriter | None = None,
     on_game: Callable[[GameRecord, Examples], None] | None = None,
     shrink_tail: bool = False,
+    adjudicate_material: int | None = None,
 ) -> TrainingGames:
     """Play ``specs`` in batches and collect training examples from the searches.
 
@@ -150,6 +181,8 @@ def play_training_games(
       writer: optional PGN/CSV writer (each game is written when it ends).
       on_game: called with each finished game's record and examples.
       shrink_tail: search the last games of the queue in smaller compiled batches.
+      adjudicate_material: value targets of a game stopped by the move cap: a win for the
+        side ahead by at least this many pawns of material (``target_result``).
 
     Returns:
       ``TrainingGames`` in the order the games finished.
@@ -157,6 +190,7 @@ def play_training_games(
     collect = {name for name, p in players.items() if p.collect and not p.spec.is_engine}
     positions: dict[int, list[_Position]] = collections.defaultdict(list)
     examples: list[Examples] = []
+    targets: list[str] = []
 
     def searched(game: GameSpec, ply: int, result: Any, move: chess.Move) -> None:
         mover = game.white if result.board.turn == chess.WHITE else game.black
@@ -165,9 +199,11 @@ def play_training_games(
                                                            len(result.board.move_stack)))
 
     def finished(rec: GameRecord) -> None:
-        ex = examples_from_game(positions.pop(rec.index, []), rec.result, len(rec.moves),
+        target = target_result(rec, adjudicate_material)
+        ex = examples_from_game(positions.pop(rec.index, []), target, len(rec.moves),
                                 rec.index)
         examples.append(ex)
+        targets.append(target)
         if on_game is not None:
             on_game(rec, ex)
 
@@ -177,8 +213,8 @@ def play_training_games(
         params={name: p.params for name, p in players.items() if p.params is not None},
         batch_size=batch_size, max_plies=max_plies, max_nodes=max_nodes, writer=writer,
         shrink_tail=shrink_tail, on_search=searched, on_game=finished)
-    return TrainingGames(records, examples, stats)
+    return TrainingGames(records, examples, stats, targets)
 
 
-__all__ = ["Player", "TrainingGames", "examples_from_game", "play_training_games",
-           "policy_target", "searched_position"]
+__all__ = ["PIECE_POINTS", "Player", "TrainingGames", "examples_from_game", "material_balance",
+           "play_training_games", "policy_target", "searched_position", "target_result"]
