@@ -163,3 +163,73 @@ def test_missing_stockfish_is_a_note_not_a_crash(monkeypatch):
     assert run_module._opponent(fake, "stockfish") is None
     assert len(fake.notes) == 1 and "stockfish is not installed" in fake.notes[0]
     assert len(notes) == 1  # logged once
+
+
+def test_gpu_bench_config_runs_at_a_tiny_size(tmp_path, capsys):
+    """configs/train_gpu_bench.yaml as shipped, shrunk to the MINI sizes: one generation,
+    no evaluation; the command prints both throughput figures and writes throughput.json."""
+    bench = yaml.safe_load((REPO / "configs" / "train_gpu_bench.yaml").read_text())
+    assert bench["evaluation"]["final_games"] == 0 and bench["generations"] == 1
+    TrainConfig.from_dict(bench)  # the shipped file is valid as it is
+    bench["network"] = MINI["network"]
+    bench["selfplay"].update(games=4, batch_size=4, max_plies=6)
+    bench["selfplay"]["player"]["nodes"] = 4
+    bench["training"].update(batch_size=16, steps_per_generation=3)
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(bench))
+    assert cli.main(["train", "--config", str(path), "--out", str(tmp_path / "b")]) == 0
+    out = dict(ln.split(": ", 1) for ln in capsys.readouterr().out.strip().splitlines()
+               if ": " in ln)
+    for key in ("selfplay_positions_per_s", "train_samples_per_s"):
+        assert float(out[key]) > 0
+    measured = json.loads((tmp_path / "b" / "throughput.json").read_text())
+    assert measured["train_batch"] == 16 and measured["selfplay_batch"] == 4
+    assert measured["train_samples_per_s"] == pytest.approx(
+        16 * measured["train_steps_per_s"], rel=1e-3)
+    rows = _csv(tmp_path / "b" / "metrics" / "selfplay.csv")
+    assert int(rows[0]["positions"]) == 4 * 6  # every game runs to the 6-ply cap
+    assert not (tmp_path / "b" / "final.json").exists() or json.loads(
+        (tmp_path / "b" / "final.json").read_text())["games"] == 0
+
+
+def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
+    """`zerochess experiment train_efficiency` shrunk to the MINI sizes: two runs from the
+    same initial net, Elo vs training games per variant, final and head-to-head matches;
+    a rerun resumes without playing anything."""
+    from zerochess.experiments import get_experiment
+
+    tiny = {"generations": 2, "games_per_generation": 4, "batch_size": 4, "nodes": 4,
+            "max_plies": 12, "adjudicate_material": 1, "network": MINI["network"],
+            "buffer": {"window_games": 8, "min_positions": 1},
+            "training": MINI["training"],
+            "evaluation": {"every": 1, "games": 2, "batch_size": 4, "max_plies": 12,
+                           "nodes": 4, "opponents": ["initial"]},
+            "final_games": 2, "head_to_head_games": 2}
+    over = tmp_path / "over.yaml"
+    over.write_text(yaml.safe_dump({"scales": {"tiny": tiny}}))
+    exp = get_experiment("train_efficiency")
+    out = exp.execute("tiny", tmp_path / "run", config_path=over, progress=False)
+    err = capsys.readouterr().err
+    assert "expected run time at most" in err and "[train_efficiency] measured" in err
+    curve = _csv(out / "train_efficiency.csv")
+    assert sorted((r["variant"], r["games_total"]) for r in curve) == [
+        ("puct", "4"), ("puct", "8"), ("sc", "4"), ("sc", "8")]
+    assert all(r["opponent"] == "initial" and r["games"] == "2" for r in curve)
+    finals = _csv(out / "final.csv")
+    assert [r["match"] for r in finals] == ["puct vs initial", "sc vs initial", "sc vs puct"]
+    assert all(int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == 2 for r in finals)
+    assert (out / "train_efficiency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = (out / "summary.md").read_text()
+    assert "Elo vs training games" in summary and "search-contempt" in summary
+    # same initial net and seed: generation 1's self-play differs only by the search
+    a = _csv(out / "puct" / "metrics" / "selfplay.csv")
+    b = _csv(out / "sc" / "metrics" / "selfplay.csv")
+    assert a[0]["games"] == b[0]["games"] == "4" and b[0]["n_scl"] != ""
+    sc_cfg = yaml.safe_load((out / "sc" / "config.yaml").read_text())
+    puct_cfg = yaml.safe_load((out / "puct" / "config.yaml").read_text())
+    assert sc_cfg["network"] == puct_cfg["network"] and sc_cfg["seed"] == puct_cfg["seed"]
+    assert sc_cfg["selfplay"]["white"]["search"]["n_scl"] is not None
+    assert puct_cfg["selfplay"]["white"]["search"]["n_scl"] is None
+    before = (out / "train_efficiency.csv").read_text()
+    exp.execute("tiny", tmp_path / "run", config_path=over, progress=False)
+    assert (out / "train_efficiency.csv").read_text() == before

@@ -429,7 +429,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
         line += (f" | train {len(metrics)} steps loss {mean['loss']:.3f} (policy "
                  f"{mean['policy']:.3f}, value {mean['value']:.3f}, moves-left "
                  f"{mean['moves_left']:.3f}), {(len(metrics) - bool(compile_s)) / step_s:.2f} "
-                 "steps/s")
+                 f"steps/s ({(len(metrics) - bool(compile_s)) * cfg.batch_size / step_s:.0f} "
+                 "samples/s)")
     run.log(line)
     gen += 1
     ev = cfg.evaluation
