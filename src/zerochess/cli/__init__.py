@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zerochess.cli import analyse, bench, experiment, match, selfplay, train
+from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, train, uci
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, bench, selfplay, match, experiment, train)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci)
 
 
 def build_parser() -> argparse.ArgumentParser:
