@@ -11,6 +11,7 @@ import jax
 import numpy as np
 import pytest
 import yaml
+from test_training_tensorboard import read_scalars
 
 from zerochess import cli
 from zerochess.errors import ConfigError
@@ -90,7 +91,7 @@ def _csv(path: Path) -> list[dict]:
 
 def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
     cfg = TrainConfig.from_dict(copy.deepcopy(MINI))
-    full = run_training(cfg, tmp_path / "full", log=lambda s: None)
+    full = run_training(cfg, tmp_path / "full", log=lambda s: None, tensorboard=tmp_path / "tb")
     assert full["finished"] and full["step"] == 4
     part = run_training(cfg, tmp_path / "resumed", stop_after_generations=1, log=lambda s: None)
     assert not part["finished"] and part["generations"] == 1
@@ -126,6 +127,15 @@ def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
     assert int(a_meta["nscl"]["n_scl"]) >= 1
     ev = _csv(tmp_path / "full" / "metrics" / "eval.csv")
     assert [(r["generation"], r["opponent"], r["games"]) for r in ev] == [("2", "initial", "2")]
+    # the same rows in TensorBoard, at steps = self-play games so far
+    scalars = read_scalars(tmp_path / "tb")
+    tr = _csv(tmp_path / "full" / "metrics" / "train.csv")
+    assert [s for s, _ in scalars["train/loss"]] == [int(r["games_total"]) for r in tr]
+    assert [v for _, v in scalars["train/loss"]] == pytest.approx(
+        [float(r["loss"]) for r in tr], rel=1e-5)
+    assert scalars["selfplay/positions"] == [
+        (int(r["games_total"]), float(r["positions"])) for r in sp]
+    assert scalars["eval/initial/score"] == [(8, pytest.approx(float(ev[0]["score"])))]
     for plot in ("losses.png", "elo.png", "selfplay.png"):
         assert (tmp_path / "full" / "plots" / plot).stat().st_size > 1000
     # the exported net loads back for analyse / uci / analysis and equals the trained params

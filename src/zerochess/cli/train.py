@@ -1,4 +1,5 @@
-"""``zerochess train --config FILE [--out DIR] [--seed N] [--generations N] [--stop-after N]``:
+"""``zerochess train --config FILE [--out DIR] [--seed N] [--generations N] [--stop-after N]
+[--tensorboard DIR]``:
 the AlphaZero-style training loop from a config (``zerochess.training.config``).
 
 Prints a line per generation on stderr and ends its standard output with
@@ -32,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "be extended this way)")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="stop after N generations in this call (resume later)")
+    p.add_argument("--tensorboard", metavar="DIR", default=None,
+                   help="also log the metrics to this TensorBoard folder (needs tensorboardX)")
     p.set_defaults(run=run, interrupted=INTERRUPTED)
 
 
@@ -48,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     stop_after = positive(args.stop_after, "--stop-after") if args.stop_after is not None \
         else None
     out = Path(args.out) if args.out else Path("results") / "train" / config.name
-    summary = run_training(config, out, stop_after_generations=stop_after)
+    summary = run_training(config, out, stop_after_generations=stop_after,
+                           tensorboard=args.tensorboard)
     if not summary["finished"]:
         _rates(summary)
         print(f"stopped after generation {summary['generations']} of {config.generations}; "

@@ -52,6 +52,7 @@ from zerochess.training.config import NetworkConfig, TrainConfig
 from zerochess.training.losses import LossConfig
 from zerochess.training.schedule import NsclState, decisive_ratio, next_state
 from zerochess.training.selfplay_data import Player, play_training_games
+from zerochess.training.tensorboard import TensorBoardLog
 from zerochess.training.trainer import OptimizerConfig, Trainer, TrainState, sample_rng
 
 SELFPLAY_FIELDS = ["generation", "games_total", "games", "white_wins", "draws", "black_wins",
@@ -94,8 +95,9 @@ def _trainer(model: Model, loss: LossConfig, optimizer: OptimizerConfig) -> Trai
 class _Csv:
     """An append-only metrics CSV that can drop rows of generations to be redone."""
 
-    def __init__(self, path: Path, fields: list[str]) -> None:
-        self.path, self.fields = path, fields
+    def __init__(self, path: Path, fields: list[str],
+                 tensorboard: TensorBoardLog | None = None) -> None:
+        self.path, self.fields, self.tensorboard = path, fields, tensorboard
 
     def rows(self) -> list[dict[str, str]]:
         if not self.path.is_file():
@@ -118,6 +120,8 @@ class _Csv:
             if new:
                 w.writeheader()
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        if self.tensorboard is not None:
+            self.tensorboard.row(self.path.stem, row)
 
 
 def _gen_dir(root: Path, gen: int, suffix: str = "") -> Path:
@@ -273,7 +277,8 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def run_training(config: TrainConfig, out_dir: str | Path, *,
                  stop_after_generations: int | None = None,
-                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 log: Callable[[str], None] | None = None,
+                 tensorboard: str | Path | None = None) -> dict[str, Any]:
     """Run (or resume) a training run into ``out_dir``.
 
     Args:
@@ -284,6 +289,8 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
       stop_after_generations: stop after this many generations in this call (simulates an
         interruption; the next call resumes).
       log: progress lines (default: stderr).
+      tensorboard: also log the metrics rows to this TensorBoard folder (needs
+        tensorboardX; ``zerochess.training.tensorboard``).
 
     Returns:
       A summary: ``trained_vs_initial`` (the final match's W/D/L, score, Elo), throughput
@@ -306,9 +313,10 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
     state = run.trainer.init()
     buffer = ReplayBuffer(cfg.window_games)
     sched = NsclState(n_scl=sched_cfg.initial_n_scl, nodes=base_nodes)
-    sp_csv = _Csv(out / "metrics" / "selfplay.csv", SELFPLAY_FIELDS)
-    tr_csv = _Csv(out / "metrics" / "train.csv", TRAIN_FIELDS)
-    ev_csv = _Csv(out / "metrics" / "eval.csv", EVAL_FIELDS)
+    board = TensorBoardLog(tensorboard) if tensorboard is not None else None
+    sp_csv = _Csv(out / "metrics" / "selfplay.csv", SELFPLAY_FIELDS, board)
+    tr_csv = _Csv(out / "metrics" / "train.csv", TRAIN_FIELDS, board)
+    ev_csv = _Csv(out / "metrics" / "eval.csv", EVAL_FIELDS, board)
     gen = 0
     ckpt = Checkpointer(out / "checkpoints", keep=cfg.checkpoint_keep)
     try:
@@ -331,6 +339,8 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
                                            "seed": cfg.seed, "nscl": sched.to_dict()})
     finally:
         ckpt.close()
+        if board is not None:
+            board.close()
     finished = gen >= cfg.generations
     summary: dict[str, Any] = {"name": cfg.name, "generations": gen, "finished": finished,
                                "step": int(state.step), "out_dir": str(out)}
