@@ -267,3 +267,24 @@ def test_capped_games_value_targets_by_material(plain):
                 assert ex.result[i][expected] == 1.0
     assert adj.adjudicated == checked > 0
     assert target_result(adj.records[0], None) == adj.records[0].result
+
+
+def test_evaluation_cache_never_answers_for_other_params():
+    """A searcher with an evaluation cache, searching with one parameter set and then
+    another, gives what a cache-free searcher gives with the second set."""
+    from zerochess.search import Searcher
+
+    boards = [chess.Board(f) for f in FENS]
+    cached = Searcher(MODEL, max_nodes=NODES + 1, cache_size=512)
+    fresh = Searcher(MODEL, max_nodes=NODES + 1)
+
+    def visits(searcher, params):
+        res = searcher.search(boards, SearchConfig(), num_simulations=NODES, seed=3,
+                              params=params)
+        return [(r.moves, np.asarray(r.visits).tolist(), np.round(r.wl, 6).tolist())
+                for r in res]
+
+    for first, second in ((OTHER.params, None), (None, OTHER.params)):
+        visits(cached, first)  # fills the cache with the first set's outputs
+        assert visits(cached, second) == visits(fresh, second)
+    assert visits(fresh, OTHER.params) != visits(fresh, None)  # the two sets differ
