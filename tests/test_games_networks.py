@@ -164,9 +164,21 @@ def test_policy_target_is_the_root_visit_distribution():
             assert p == pytest.approx(visits[move] / total, abs=1e-7)
 
 
+def _compiled() -> int:
+    """Programs compiled so far by every searcher (jitted functions and StatePrograms)."""
+    from zerochess.search import api
+
+    total = 0
+    for program in vars(api).values():
+        if hasattr(program, "_cache_size"):
+            total += program._cache_size()
+        elif hasattr(program, "_entries"):
+            total += sum(e.jitted._cache_size() for e in program._entries.values())
+    return total
+
+
 def test_players_params_are_used_and_never_recompile(games):
     searcher = get_searcher(MODEL, NODES + 1)
-    compiled = searcher._run._cache_size(), searcher._init._cache_size()
     spec = _spec("a")
     # two names, the same params: the same games as one player on both sides
     same = play_training_games(
@@ -182,7 +194,15 @@ def test_players_params_are_used_and_never_recompile(games):
         {"a": Player(spec, MODEL), "b": Player(spec, MODEL, OTHER.params, collect=False)},
         batch_size=BATCH, max_plies=10)
     assert [r.moves for r in mixed.records] != [r.moves for r in one.records]
-    assert (searcher._run._cache_size(), searcher._init._cache_size()) == compiled
+    compiled = _compiled()
+    assert compiled > 0
+    # yet other parameter values (a training step's): nothing compiles
+    halved = jax.tree.map(lambda x: x * 0.5, OTHER.params)
+    play_training_games(
+        _specs(2, white="a", black="b"),
+        {"a": Player(spec, MODEL), "b": Player(spec, MODEL, halved, collect=False)},
+        batch_size=BATCH, max_plies=10)
+    assert _compiled() == compiled
     # only the collecting player's positions become examples
     for rec, ex in zip(mixed.records, mixed.examples, strict=True):
         movers = {"a" if (ply % 2 == 0) == (rec.white == "a") else "b" for ply in ex.ply}
