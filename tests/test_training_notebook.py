@@ -1,4 +1,4 @@
-"""notebooks/training_loop.ipynb is the README's training loop (which
+"""notebooks/training/training_loop.ipynb is the README's training loop (which
 tests/test_train_run.py::test_readme_training_loop_runs executes), split into cells."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def _readme_block() -> str:
 
 
 def test_notebook_code_is_the_readme_training_loop():
-    nb = json.loads((REPO / "notebooks" / "training_loop.ipynb").read_text())
+    nb = json.loads((REPO / "notebooks" / "training" / "training_loop.ipynb").read_text())
     assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["language"] == "python"
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert len(code) >= 3 and all(c["outputs"] == [] for c in code)  # committed unexecuted

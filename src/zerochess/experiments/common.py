@@ -14,9 +14,10 @@ import csv
 import dataclasses
 import importlib.resources
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerochess.errors import ConfigError
 from zerochess.games.config import (
@@ -33,6 +34,9 @@ from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
 from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import game_seed
+
+if TYPE_CHECKING:
+    from zerochess.experiments.runtime import Estimate, PlannedGames
 
 SCALES = ("tiny", "small", "full")
 RESULTS_ROOT = Path("results")
@@ -67,13 +71,16 @@ def _split_scales(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """An experiment: its logic, ``run(ctx) -> summary`` (markdown), and an optional
-    ``check(config)`` of the resolved settings; the settings are in ``settings_path(name)``."""
+    """An experiment: its logic, ``run(ctx) -> summary`` (markdown), an optional
+    ``check(config)`` of the resolved settings, and an optional ``plan(config)``: the games
+    ``run`` will play, one ``PlannedGames`` per ``play`` call, from which the expected run
+    time is estimated before playing. The settings are in ``settings_path(name)``."""
 
     name: str
     title: str
     run: Callable[[Context], str]
     check: Callable[[dict[str, Any]], None] | None = None
+    plan: Callable[[dict[str, Any]], list[PlannedGames]] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
                 seed: int | None = None) -> dict[str, Any]:
@@ -114,6 +121,12 @@ class Experiment:
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
         prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg})
+        est = self.estimate(cfg, out)
+        if est is not None:
+            from zerochess.experiments.runtime import write_estimate
+
+            write_estimate(out, est)
+            print(est.text(), file=sys.stderr, flush=True)
         ctx = Context(self.name, scale, cfg, out, progress)
         body = self.run(ctx)
         stats = [s.summary() for s in ctx.stats if s.games]
@@ -127,8 +140,20 @@ class Experiment:
         if ctx.notes:
             summary += ["## Notes", ""] + [f"- {n}" for n in ctx.notes] + [""]
         summary += ["## Run", "", throughput_note(ctx.stats), ""]
+        if est is not None and est.games_left:
+            summary += [f"Expected before playing (`estimate.json`): {est.text().splitlines()[0]}",
+                        ""]
         (out / "summary.md").write_text("\n".join(summary))
         return out
+
+    def estimate(self, cfg: dict[str, Any], out_dir: Path | None = None) -> Estimate | None:
+        """The expected run time of the games of ``cfg`` not yet in ``out_dir``, from a short
+        measured warm-up (None when the experiment has no ``plan``)."""
+        if self.plan is None:
+            return None
+        from zerochess.experiments.runtime import estimate
+
+        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"))
 
 
 def default_out_dir(name: str, scale: str, seed: int) -> Path:
@@ -181,7 +206,14 @@ def selfplay_points(ctx: Context, points: Sequence[tuple[PlayerSpec, Mapping[str
     Every point plays the same openings (``openings`` key); game indices run point by
     point, so the games of a point depend only on (seed, its position in the list).
     """
-    cfg = ctx.config
+    players, specs = selfplay_specs(ctx.config, points)
+    return play(ctx, specs, players)
+
+
+def selfplay_specs(cfg: Mapping[str, Any],
+                   points: Sequence[tuple[PlayerSpec, Mapping[str, Any]]],
+                   ) -> tuple[dict[str, PlayerSpec], list[GameSpec]]:
+    """The players and games of :func:`selfplay_points`."""
     k = cfg["games_per_point"]
     openings = build_openings(OpeningSpec.from_dict(cfg.get("openings")), k, cfg["seed"])
     players, specs = {}, []
@@ -193,7 +225,7 @@ def selfplay_points(ctx: Context, points: Sequence[tuple[PlayerSpec, Mapping[str
             idx = p * k + g
             specs.append(GameSpec(idx, player.name, player.name, openings[g],
                                   game_seed(cfg["seed"], idx), dict(tags)))
-    return play(ctx, specs, players)
+    return players, specs
 
 
 def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

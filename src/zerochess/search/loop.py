@@ -204,14 +204,7 @@ def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expans
     """``step.prepare`` then the network on the first ``rows`` rows (0: no network)."""
     prepared, net = step.prepare(state.tree, state.params, cache, leaves, expansion,
                                  history_length)
-    size = net.temperature.shape[0]
-    if rows:
-        outputs = step.network(apply_fn, model_params, net, rows)
-    else:
-        outputs = LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
-                              policy=jnp.zeros((size, K), jnp.float32),
-                              wdl=jnp.zeros((size, 3), jnp.float32))
-    return prepared, outputs
+    return prepared, step.network(apply_fn, model_params, net, rows)
 
 
 # --- the host loop -------------------------------------------------------------------------

@@ -222,6 +222,10 @@ class SearchDriver:
         self.run(1)
         self.start(board, SearchConfig(), 0)
         self.run(1)  # compiles
+        # a leaf that ends the game needs no network rows: its own evaluation program
+        # (here the only move, Kxd2, leaves bare kings)
+        self.start(chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1"), SearchConfig(), 0)
+        self.run(2)
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
         self.ms_per_start = (time.perf_counter() - t0) * 1000.0
@@ -262,10 +266,13 @@ class SearchDriver:
         batch = self.searcher.init([board], config, seed)
         state = batch.shards[0]
         tree = state.tree
+        # Fixed-shape device reads, sliced on the host: slicing a device array to the
+        # number of legal moves compiles new slice ops for every new count (0.1-0.3 s
+        # each on a busy CPU, inside a timed search).
         num_legal = int(tree.num_legal[0, 0])
         # the root's edges are the first K entries of the tree's edge pool; its priors
         # also live in float32 in ``root_prior``
-        indices = np.asarray(tree.edges.move[0, :num_legal]).astype(np.int64)
+        indices = np.asarray(tree.edges.move[0, :K])[:num_legal].astype(np.int64)
         moves = [index_to_move(board, int(i)) for i in indices]
         if allow:
             wanted = set(allow)
@@ -287,8 +294,8 @@ class SearchDriver:
         self.batch = batch
         self.moves = moves
         self._nn_index = indices
-        self._prior = np.asarray(state.tree.root_prior[0, :num_legal], np.float64)
-        self._policy = np.asarray(state.root_policy[0, :num_legal], np.float64)
+        self._prior = np.asarray(state.tree.root_prior[0], np.float64)[:num_legal]
+        self._policy = np.asarray(state.root_policy[0], np.float64)[:num_legal]
         elapsed = (time.perf_counter() - t0) * 1000.0
         self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
 
