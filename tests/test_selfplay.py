@@ -143,6 +143,28 @@ def test_odds_boards():
     assert b.piece_at(chess.B1) is None
 
 
+def test_random_openings():
+    """Random lines: legal (python-chess replays them), not over, of 0..book_plies plies,
+    the same for the same seed and opening index whatever the count."""
+    spec = OpeningSpec.from_dict({"type": "random", "book_plies": 40})
+    ops = build_openings(spec, 40, 7)
+    lengths = [len(o.moves) for o in ops]
+    assert max(lengths) <= 40 and len(set(lengths)) > 10
+    for o in ops:
+        board = chess.Board()
+        for uci in o.moves:
+            move = chess.Move.from_uci(uci)
+            assert move in board.legal_moves
+            board.push(move)
+        assert o.board().fen() == board.fen()
+        assert not (board.is_checkmate() or board.is_stalemate()
+                    or board.is_insufficient_material())
+    assert build_openings(spec, 3, 7) == ops[:3]
+    assert build_openings(spec, 3, 8) != ops[:3]
+    assert all(not o.moves for o in build_openings(
+        OpeningSpec.from_dict({"type": "random", "book_plies": 0}), 3, 7))
+
+
 def test_fen_and_epd_lists(tmp_path):
     f = tmp_path / "p.fen"
     f.write_text("# comment\n" + FENS[1] + "\n\n" + FENS[2] + "\n")

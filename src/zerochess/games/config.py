@@ -48,10 +48,12 @@ A player (``PlayerSpec``)::
 
 Openings (``OpeningSpec``)::
 
-    type: startpos | fens | epd | book | odds
+    type: startpos | fens | epd | book | odds | random
     fens: [FEN, ...]           # type fens (or `file:` with one FEN per line)
     file: path                 # fens / epd / book (polyglot .bin)
-    book_plies: 8              # book: plies drawn from the book (weighted, seeded)
+    book_plies: 8              # book: plies drawn from the book (weighted, seeded);
+                               # random: at most this many uniformly random legal plies
+                               # from the start (the count uniform in 0..book_plies)
     piece: queen               # odds: queen | rook | knight (removed from the standard start)
     side: white                # odds: the side without the piece (white | black; in a
                                # match also player1 | player2)
@@ -359,7 +361,7 @@ class OpeningSpec:
     side: str = "white"
     shuffle: bool = False
 
-    TYPES = ("startpos", "fens", "epd", "book", "odds")
+    TYPES = ("startpos", "fens", "epd", "book", "odds", "random")
     PIECES = ("queen", "rook", "knight")
     SIDES = ("white", "black", "player1", "player2")
 

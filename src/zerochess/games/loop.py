@@ -35,6 +35,7 @@ from zerochess.games.openings import Opening
 from zerochess.games.players import EnginePlayer, SearchBackend, search_stat
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
+from zerochess.search import SearchResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,6 +190,13 @@ class _Progress:
             self.progress.stop()
 
 
+SearchHook = Callable[[GameSpec, int, SearchResult, chess.Move], None]
+"""``on_search(game, ply, result, move)``: called after every zerochess search of a game, with
+the game's spec, the ply of the searched position (``board.ply()``, the number that seeds
+the search and the move choice), its ``SearchResult`` (``result.board`` holds the position
+with the game's move stack) and the move about to be played."""
+
+
 def play_games(
     specs: Sequence[GameSpec],
     players: Mapping[str, PlayerSpec],
@@ -203,6 +211,10 @@ def play_games(
     shrink_tail: bool | None = None,
     on_game: Callable[[GameRecord], None] | None = None,
     stop_after: int | None = None,
+    params: Mapping[str, Any] | None = None,
+    models: Mapping[str, Any] | None = None,
+    max_nodes: int | None = None,
+    on_search: SearchHook | None = None,
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 
@@ -210,6 +222,18 @@ def play_games(
     ``stop_after`` stops after that many finished games (simulates an interruption).
     ``shrink_tail``: once the queue is empty, search with smaller compiled batch sizes
     (B/2, B/4, ... >= 8) as games finish; None = only when there are >= 4 B games.
+
+    Per-player networks: ``models`` maps a player name to its model (default ``model``)
+    and ``params`` to its network parameters (default that model's own). Players with
+    the same model share one compiled searcher whatever their parameters (they are data,
+    not constants); each step searches the games of each (model, params) apart, in one
+    batch per group (when several groups share a step, each takes the smallest batch size
+    that fits it, preferring sizes already compiled; with ``shrink_tail`` a match of two
+    weights of one net in batches of 2B thus runs as two batches of B).
+    A game's moves depend only on its spec and its players' networks, so grouping does
+    not change them. ``max_nodes``: the trees' size (default the players' largest
+    ``nodes`` + 1); fix it when node counts change between calls, so nothing recompiles.
+    ``on_search``: see ``SearchHook``.
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -218,12 +242,23 @@ def play_games(
         for name in (s.white, s.black):
             if name not in players:
                 raise KeyError(f"game {s.index}: unknown player {name!r}")
-    search_players = [p for p in players.values() if not p.is_engine]
-    max_nodes = max([p.nodes for p in search_players], default=1) + 1
+    models, params = dict(models or {}), dict(params or {})
+    searchers = {name: models.get(name, model) for name, p in players.items()
+                 if not p.is_engine}
+    for name, m in searchers.items():
+        if m is None:
+            raise ValueError(f"player {name!r} searches but has no model")
+    nodes_needed = max([players[n].nodes for n in searchers], default=1) + 1
+    if max_nodes is not None and max_nodes < nodes_needed:
+        raise ValueError(f"max_nodes {max_nodes} < the largest nodes per move + 1 = "
+                         f"{nodes_needed}")
+    max_nodes = max_nodes or nodes_needed
     if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs
         shrink_tail = len(queue) >= 4 * batch_size
-    backend = SearchBackend(model, batch_size, max_nodes, shrink_tail=shrink_tail) \
-        if search_players else None
+    backends: dict[int, SearchBackend] = {}
+    for m in searchers.values():
+        if id(m) not in backends:
+            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail)
     engines: dict[str, EnginePlayer] = {}
     slots: list[_Live | None] = [None] * batch_size
     records: list[GameRecord] = []
@@ -244,6 +279,10 @@ def play_games(
         records.append(rec)
         stats.games += 1
         slots[i] = None
+
+    def network(name: str) -> tuple[SearchBackend, Any]:
+        m = searchers[name]
+        return backends[id(m)], params.get(name, m.params)
 
     try:
         while stop_after is None or len(records) < stop_after:
@@ -273,32 +312,26 @@ def play_games(
                         st.clock_ms = lv.clock.left_ms[lv.board.turn]
                     lv.push(move, st)
                     lv.check_end(max_plies)
-            searching = [lv for lv in lives if lv.result is None]
+            groups: dict[tuple[int, int], list[_Live]] = {}
+            for lv in lives:
+                if lv.result is None:
+                    backend, net = network(lv.mover())
+                    groups.setdefault((id(backend), id(net)), []).append(lv)
             step_pos, step_nodes, step_compiled = 0, 0, False
-            if searching:
-                assert backend is not None
-                pl = [players[lv.mover()] for lv in searching]
-                plies = [lv.board.ply() for lv in searching]
-                seeds = [search_seed(lv.spec.seed, ply)
-                         for lv, ply in zip(searching, plies, strict=True)]
-                size = backend.size_for(len(searching), not queue)
-                step_compiled = not backend.is_compiled(size)
+            for group in groups.values():
+                backend, net = network(group[0].mover())
+                several = len(groups) > 1  # e.g. a match of two weights of one net
+                size = backend.size_for(len(group), not queue or several, several)
+                compiled = not backend.is_compiled(size)
                 ts = time.perf_counter()
-                results = backend.search([lv.board for lv in searching],
-                                         [p.search for p in pl], [p.nodes for p in pl],
-                                         seeds, size)
-                if step_compiled:
+                pos, nodes = _search_step(group, players, backend, size, net, max_plies,
+                                          on_search)
+                if compiled:
                     stats.compile_seconds += time.perf_counter() - ts
-                for lv, p, ply, res in zip(searching, pl, plies, results, strict=True):
-                    temp = p.temperature.at(ply)
-                    move = res.choose_move(temp, move_rng(lv.spec.seed, ply),
-                                           visit_offset=p.temperature.visit_offset,
-                                           value_cutoff=p.temperature.value_cutoff)
-                    lv.push(move, search_stat(res, move, temp))
-                    lv.check_end(max_plies)
-                step_pos, step_nodes = len(searching), sum(p.nodes for p in pl)
-                stats.positions += step_pos
-                stats.nodes += step_nodes
+                step_compiled |= compiled
+                step_pos, step_nodes = step_pos + pos, step_nodes + nodes
+            stats.positions += step_pos
+            stats.nodes += step_nodes
             now = time.perf_counter() - t0
             stats.steps.append((now, step_pos, step_nodes, now - prev_now, step_compiled))
             prev_now = now
@@ -316,3 +349,25 @@ def play_games(
             eng.close()
     stats.seconds = time.perf_counter() - t0
     return records, stats
+
+
+def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
+                 backend: SearchBackend, size: int, params: Any, max_plies: int | None,
+                 on_search: SearchHook | None) -> tuple[int, int]:
+    """One batched search of ``games`` (all to move for players of one network), a move
+    chosen and played in each. Returns the positions searched and their simulations."""
+    pl = [players[lv.mover()] for lv in games]
+    plies = [lv.board.ply() for lv in games]
+    seeds = [search_seed(lv.spec.seed, ply) for lv, ply in zip(games, plies, strict=True)]
+    results = backend.search([lv.board for lv in games], [p.search for p in pl],
+                             [p.nodes for p in pl], seeds, size, params)
+    for lv, p, ply, res in zip(games, pl, plies, results, strict=True):
+        temp = p.temperature.at(ply)
+        move = res.choose_move(temp, move_rng(lv.spec.seed, ply),
+                               visit_offset=p.temperature.visit_offset,
+                               value_cutoff=p.temperature.value_cutoff)
+        if on_search is not None:
+            on_search(lv.spec, ply, res, move)
+        lv.push(move, search_stat(res, move, temp))
+        lv.check_end(max_plies)
+    return len(games), sum(p.nodes for p in pl)

@@ -1,4 +1,5 @@
-"""Start positions: standard start, FEN/EPD lists, polyglot books, odds chess.
+"""Start positions: standard start, FEN/EPD lists, polyglot books, odds chess, random
+lines (seeded uniformly random legal plies).
 
 Every opening is checked when the run's openings are built, before anything is written
 or played (``zerochess.positions``): a legal position (both kings, the side not to move
@@ -109,6 +110,22 @@ def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None
     return moves
 
 
+def random_line(plies: int, seed: int) -> list[str]:
+    """Up to ``plies`` uniformly random legal moves from the start (seeded); the line
+    stops before a move that mates, stalemates or leaves insufficient material."""
+    board = chess.Board()
+    rng = np.random.default_rng(seed)
+    moves: list[str] = []
+    for _ in range(plies):
+        legal = list(board.legal_moves)
+        move = legal[int(rng.integers(len(legal)))]
+        board.push(move)
+        if board.is_checkmate() or board.is_stalemate() or board.is_insufficient_material():
+            break
+        moves.append(move.uci())
+    return moves
+
+
 def write_polyglot_book(path: str | Path,
                         entries: Iterable[tuple[chess.Board, chess.Move, int]]) -> None:
     """Write a polyglot book from ``(position, move, weight)`` triples (for tests and tools)."""
@@ -162,6 +179,14 @@ def _build(spec: OpeningSpec, count: int, seed: int,
                 raise ConfigError(f"openings.side {spec.side!r} needs a match")
             name = f"{spec.piece}-odds-{'white' if side else 'black'}"
             out.append(Opening(name, check_board(odds_board(spec.piece, side)).fen()))
+        return out
+    if spec.type == "random":
+        out = []
+        for k in range(count):
+            rng = np.random.default_rng(derive_seed(seed, k, 0x4A4D))
+            line = random_line(int(rng.integers(spec.book_plies + 1)),
+                               derive_seed(seed, k, 0x11FE))
+            out.append(Opening(f"random{k}", moves=tuple(line)))
         return out
     if spec.type == "book":
         return [Opening(f"book{k}", moves=tuple(

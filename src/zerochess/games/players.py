@@ -81,32 +81,40 @@ class SearchBackend:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
 
-    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int]) -> Any:
+    def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int],
+              params: Any = None) -> Any:
         """``Searcher.init`` with one seed per tree: a game's search randomness (noise,
         search-contempt draws) depends only on its own seed, not on its batch slot."""
-        return self.searcher.init(boards, configs, seed=list(seeds))
+        return self.searcher.init(boards, configs, seed=list(seeds), params=params)
 
-    def size_for(self, live: int, queue_empty: bool) -> int:
-        """The batch size to use for ``live`` searching games."""
+    def size_for(self, live: int, queue_empty: bool, prefer_compiled: bool = False) -> int:
+        """The batch size to use for ``live`` searching games: the full batch while games
+        are queued, else the smallest size that fits (with ``prefer_compiled``, the
+        smallest one already compiled, if one fits)."""
         if not queue_empty:
             return self.batch_size
         fits = [s for s in self.sizes if s >= live]
+        compiled = [s for s in fits if self.is_compiled(s)]
+        if prefer_compiled and compiled:
+            return min(compiled)
         return min(fits) if fits else self.batch_size
 
     def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
-               nodes: Sequence[int], seeds: Sequence[int], size: int) -> list[SearchResult]:
-        """Search every board with its config / node count / seed, padded to ``size``."""
+               nodes: Sequence[int], seeds: Sequence[int], size: int,
+               params: Any = None) -> list[SearchResult]:
+        """Search every board with its config / node count / seed, padded to ``size``;
+        ``params``: the network's parameters (default the model's own; no recompile)."""
         n = len(boards)
         pad = size - n
         boards = list(boards) + [boards[0]] * pad
         configs = list(configs) + [configs[0]] * pad
         seeds = list(seeds) + [0] * pad
         levels = sorted(set(nodes))
-        state = self._init(boards, configs, seeds)
+        state = self._init(boards, configs, seeds, params)
         out: list[SearchResult | None] = [None] * n
         done = 0
         for level in levels:
-            state = self.searcher.run(state, num_simulations=level - done)
+            state = self.searcher.run(state, num_simulations=level - done, params=params)
             done = level
             results = self.searcher.results(state)
             for i in range(n):

@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import chess
 import jax
@@ -202,6 +203,7 @@ class Searcher:
         self.expander = expander if expander is not None else Expander(num_workers)
         self.host_expand = step.make_host_expand(self.expander)
         self._cache = eval_cache.empty_cache(cache_size) if cache_size else None
+        self._cache_params: Any = model.params  # the parameters the cache's entries are of
         self._lock = threading.Lock()
         self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
         self._networks: dict[int, Callable] = {}
@@ -214,11 +216,11 @@ class Searcher:
             self._networks[rows] = functools.partial(_network, self.model.apply, rows=rows)
         return self._networks[rows]
 
-    def _net_outputs(self, net, rows: int) -> step.LeafOutputs:
+    def _net_outputs(self, net_params: Any, net, rows: int) -> step.LeafOutputs:
         """The network on ``rows`` rows; none when a group has no leaf that needs it (all
         terminal, cached or none gathered: e.g. a lane left without simulations)."""
         if rows:
-            return self._network(rows)(self.model.params, net)
+            return self._network(rows)(net_params, net)
         return step.no_outputs(net.temperature.shape[0])
 
     def _select(self, state: SearchState, limit: jax.Array):
@@ -228,8 +230,9 @@ class Searcher:
         return _prepare(state, cache, leaves, expansion,
                         history_length=self.cache_history_length)
 
-    def _evaluate(self, state: SearchState, cache, leaves, expansion, rows: int):
-        return _evaluate(state, cache, leaves, expansion, self.model.params,
+    def _evaluate(self, net_params: Any, state: SearchState, cache, leaves, expansion,
+                  rows: int):
+        return _evaluate(state, cache, leaves, expansion, net_params,
                          apply_fn=self.model.apply, rows=rows,
                          history_length=self.cache_history_length)
 
@@ -237,11 +240,12 @@ class Searcher:
         return _finish_select(state, cache, leaves, prepared, outputs, limit,
                               num_leaves=self.leaves_per_step)
 
-    def _programs(self, shard_size: int) -> Programs:
+    def _programs(self, shard_size: int, net_params: Any) -> Programs:
         rows = shard_size * self.leaves_per_step
         return Programs(
-            select=self._select, evaluate=self._evaluate, prepare=self._prepare,
-            network=self._net_outputs,
+            select=self._select, evaluate=functools.partial(self._evaluate, net_params),
+            prepare=self._prepare,
+            network=functools.partial(self._net_outputs, net_params),
             finish_select=self._finish_select, finish=_finish, host_expand=self.host_expand,
             rows=rows, buckets=loop.network_buckets(rows))
 
@@ -260,6 +264,15 @@ class Searcher:
             if self._cache is not None:
                 self._cache = eval_cache.empty_cache(self.cache_size)
 
+    def _net_params(self, params: Any) -> Any:
+        """The network parameters of a call (default ``model.params``). The evaluation
+        cache holds one parameter set's outputs: other parameters empty it first."""
+        params = self.model.params if params is None else params
+        if self._cache is not None and params is not self._cache_params:
+            self._cache = eval_cache.empty_cache(self.cache_size)
+        self._cache_params = params
+        return params
+
     # --- searches ------------------------------------------------------------------------
 
     def _shard_bounds(self, batch: int) -> list[tuple[int, int]]:
@@ -273,12 +286,15 @@ class Searcher:
         return [(i * size, (i + 1) * size) for i in range(shards)]
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
-             = SearchConfig(), seed: int | Sequence[int] = 0) -> SearchBatch:
+             = SearchConfig(), seed: int | Sequence[int] = 0, params: Any = None) -> SearchBatch:
         """Trees for ``boards`` (with their move history), each holding its evaluated root.
 
         ``seed``: one seed for the batch (tree i draws from ``tree_key(seed, i)``), or one
         seed per tree (tree i draws from ``tree_key(seed[i], 0)``), which makes a tree's
         randomness independent of its batch slot and neighbours.
+        ``params``: the network parameters to evaluate the roots with (default
+        ``model.params``); any pytree of the same shapes runs without recompiling, so a
+        training loop passes its current weights here and to ``run``.
         """
         if isinstance(boards, chess.Board) or not isinstance(boards, Sequence | Iterable):
             raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
@@ -290,21 +306,25 @@ class Searcher:
         configs = _per_tree(configs, len(boards))
         keys = batch_keys(seed, len(boards))
         check_tree_memory(len(boards), self.max_nodes, node_bytes=self.bytes_per_node)
+        with self._lock:
+            net_params = self._net_params(params)
         states = []
         for a, b in self._shard_bounds(len(boards)):
-            params = stack_configs(configs[a:b])
-            state = _empty(params, self.max_nodes, self.edges_per_node)
-            states.append(self._start(state, np.arange(b - a), boards[a:b], params, keys[a:b]))
+            search_params = stack_configs(configs[a:b])
+            state = _empty(search_params, self.max_nodes, self.edges_per_node)
+            states.append(self._start(state, np.arange(b - a), boards[a:b], search_params,
+                                      keys[a:b], net_params))
         return SearchBatch(tuple(b.copy() for b in boards), tuple(states),
                            budget=np.zeros(len(boards), np.int64),
                            search_time_s=np.zeros(len(boards)))
 
     def reset(self, batch: SearchBatch, slots: Sequence[int], boards: Sequence[chess.Board],
               configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
-              seeds: int | Sequence[int] = 0) -> SearchBatch:
+              seeds: int | Sequence[int] = 0, params: Any = None) -> SearchBatch:
         """Start new searches in tree ``slots`` of ``batch`` (no recompilation); the other
         trees are untouched. ``seeds``: one seed (slot s draws from ``tree_key(seed, s)``,
         as if the batch had been started with it) or one per slot (``tree_key(seed, 0)``).
+        ``params``: network parameters for the new roots (as in ``init``).
         Use the returned batch, not ``batch``.
         """
         if not isinstance(batch, SearchBatch):
@@ -330,13 +350,15 @@ class Searcher:
             keys = batch_keys(seeds, len(slots))
         size = len(batch) // len(batch.shards)
         shards = list(batch.shards)
+        with self._lock:
+            net_params = self._net_params(params)
         for k in range(len(shards)):
             mine = [i for i, s in enumerate(slots) if s // size == k]
             if mine:
                 shards[k] = self._start(
                     shards[k], np.array([slots[i] - k * size for i in mine]),
                     [boards[i] for i in mine], stack_configs([configs[i] for i in mine]),
-                    keys[mine])
+                    keys[mine], net_params)
         new_boards = list(batch.boards)
         budget, spent = batch.budget.copy(), batch.search_time_s.copy()
         for s, board in zip(slots, boards, strict=True):
@@ -345,7 +367,7 @@ class Searcher:
         return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent)
 
     def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
-               params: SearchParams, keys: np.ndarray) -> SearchState:
+               params: SearchParams, keys: np.ndarray, net_params: Any) -> SearchState:
         """Evaluate ``boards``' roots and write them into ``slots`` of ``state``."""
         size = state.tree.batch_size
         count = len(boards)
@@ -357,7 +379,7 @@ class Searcher:
                 (roots, jax.device_get(params)))
         rows = size * self.leaves_per_step
         net = _root_inputs(roots, params, np.int32(count), rows=rows)
-        outputs = self._network(_bucket(rows, count))(self.model.params, net)
+        outputs = self._network(_bucket(rows, count))(net_params, net)
         index = np.full(size, size, np.int32)
         index[:count] = slots
         return _write_roots(state, index, roots, params, outputs)
@@ -386,7 +408,8 @@ class Searcher:
 
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],
             time_limit_s: float | None = None,
-            progress: Callable[[int, int], None] | None = None) -> SearchBatch:
+            progress: Callable[[int, int], None] | None = None,
+            params: Any = None) -> SearchBatch:
         """Continue the trees for ``num_simulations`` more simulations (resumable).
 
         ``num_simulations`` is one count for all trees or one per tree (trees that are
@@ -394,7 +417,9 @@ class Searcher:
         ``time_limit_s`` the run also returns once that much wall time has passed (checked
         between steps; the leaves in flight are finished first). ``progress(done, total)``
         is called between steps with the simulations started so far and requested, over
-        the batch. The trees are updated in place: use the returned batch, not ``batch``.
+        the batch. ``params``: the network parameters for the new leaves (default
+        ``model.params``; same shapes, no recompilation). The trees are updated in place:
+        use the returned batch, not ``batch``.
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
@@ -418,15 +443,18 @@ class Searcher:
         total = int(counts.sum())
         states = list(batch.shards)
         with self._lock:
-            states = self._run_chunks(states, size, budget, deadline, stats, total, progress)
+            net_params = self._net_params(params)
+            states = self._run_chunks(states, size, budget, deadline, stats, total, progress,
+                                      net_params)
         self.last_run = stats
         spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
         return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent)
 
     def _run_chunks(self, states: list[SearchState], size: int, budget: np.ndarray,
                     deadline: float | None, stats: PipelineStats, total: int,
-                    progress: Callable[[int, int], None] | None) -> list[SearchState]:
-        """Run the trees up to ``budget`` [B] simulations.
+                    progress: Callable[[int, int], None] | None,
+                    net_params: Any) -> list[SearchState]:
+        """Run the trees up to ``budget`` [B] simulations with the network ``net_params``.
 
         A full tree stops: once a tree has dropped a simulation (no room for a node or its
         edges), every simulation it has left is dropped at once (``dropped_simulations``)
@@ -464,7 +492,8 @@ class Searcher:
             report = None if progress is None else (
                 lambda left, other=other: progress(total - left - other, total))
             states, self._cache = loop.run_pipeline(
-                self._programs(size), states, self._cache, limits, self.groups, deadline,
+                self._programs(size, net_params), states, self._cache, limits, self.groups,
+                deadline,
                 stats, report)
             # Wait here: a caller reading results, or the interpreter exiting, must not find
             # the device still writing these trees.
@@ -484,10 +513,10 @@ class Searcher:
     def search(self, boards: Sequence[chess.Board],
                configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
                num_simulations: int = 800, seed: int = 0,
-               time_limit_s: float | None = None) -> list[SearchResult]:
+               time_limit_s: float | None = None, params: Any = None) -> list[SearchResult]:
         """init + run + results in one call."""
-        batch = self.init(boards, configs, seed)
-        return self.results(self.run(batch, num_simulations, time_limit_s))
+        batch = self.init(boards, configs, seed, params)
+        return self.results(self.run(batch, num_simulations, time_limit_s, params=params))
 
 
 def _bucket(rows: int, count: int) -> int:
