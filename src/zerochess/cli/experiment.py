@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     experiment = get_experiment(args.name)
     out = experiment.execute(args.scale, args.out, checked_seed(args.seed), args.config,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, force=args.force)
     print((out / "summary.md").read_text())
     print(f"results: {out}")
     return 0
