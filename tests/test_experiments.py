@@ -181,4 +181,18 @@ def test_cli_experiment_errors(capsys):
 def test_other_experiments_tiny(tmp_path, name):
     out = run_experiment(name, "tiny", tmp_path / name, progress=False)
     assert (out / f"{name}.csv").is_file() and (out / f"{name}.png").is_file()
-    assert (out / "summary.md").read_text().startswith("# ")
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# ") and "95%" in summary
+    with open(out / f"{name}.csv") as f:
+        rows = list(csv.DictReader(f))
+    lows = [k for k in rows[0] if k.endswith("_low")]
+    assert lows, rows[0]  # every rate carries its interval
+    for r in rows:
+        for k in lows:
+            base = k[: -len("_low")]
+            if r[base] in ("", "inf"):
+                continue
+            lo, hi = float(r[k]), float(r[f"{base}_high"] or "nan")
+            assert lo <= float(r[base]) + 1e-9 and (math.isnan(hi) or float(r[base]) <= hi + 1e-9)
+    versions = yaml.safe_load((out / "versions.yaml").read_text())
+    assert versions["model_sha256"] and "git_commit" in versions
