@@ -10,12 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from zerochess.chess.encoding import (
-    encode_board,
-    history_arrays,
-    planes_from_arrays,
-    root_history,
-)
+from zerochess.chess.encoding import encode_board, planes_from_arrays
+from zerochess.chess.history import history_arrays, root_history
 from zerochess.chess.policy_map import move_to_index
 from zerochess.chess.state import board_codes, castling_bits, legal_ep_square, position_hash
 
@@ -151,7 +147,8 @@ def test_planes_layout_after_e4():
 
 def test_root_history(positions: list[chess.Board]):
     for board in positions[:150]:
-        boards, repeated, hashes, num = root_history(board)
+        past = root_history(board)
+        boards, repeated, hashes, num = past.boards, past.repeated, past.keys, past.num_keys
         full_boards, full_repeated = history_arrays(board)
         np.testing.assert_array_equal(boards, full_boards[1:])
         np.testing.assert_array_equal(repeated, full_repeated[1:])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import chess
+import jax
 import numpy as np
 import pytest
 
@@ -66,3 +67,23 @@ def test_gumbel_runs_over_edge_slots(searcher):
         assert r.visits.sum() == SIMS
         assert r.best_move in board.legal_moves
         assert r.moves == list(board.legal_moves)
+
+
+def test_repeated_searches_reuse_the_compiled_program(searcher):
+    """A new MctxSearcher on the same Searcher and shapes compiles nothing (analyse() builds
+    one per call)."""
+    boards = _positions(4, seed=8)
+    MctxSearcher(searcher, "gumbel").search(boards, num_simulations=8, seed=0)
+    compiles = []
+
+    def on_event(name: str, *_args, **_kwargs) -> None:
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+    try:
+        res = MctxSearcher(searcher, "gumbel").search(boards, num_simulations=8, seed=3)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_event)
+    assert not compiles
+    assert all(r.visits.sum() == 8 for r in res)

@@ -3,9 +3,12 @@ statistics, and mate-in-one on the built-in evaluator."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import chess
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +18,7 @@ from scipy import stats
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 from zerochess.neural.toy import linear_model
+from zerochess.search import step
 from zerochess.search.api import NoLegalMovesError, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.tree import bytes_per_node
@@ -236,3 +240,25 @@ def test_sharding_does_not_change_results():
     for x, y in zip(*out, strict=True):
         assert list(x.visits) == list(y.visits) and x.pv == y.pv
         np.testing.assert_array_equal(x.prior, y.prior)
+
+
+def test_step_parts_jit_separately_and_match_the_fused_loop(searcher):
+    """select / evaluate / backup jitted on their own, with the host expansion called from
+    Python between them (no pure_callback), grow exactly the trees of the fused loop."""
+    boards = [_random_board(s, 12 + s) for s in range(BATCH)]
+    cfg = SearchConfig(n_scl=2, dirichlet_epsilon=0.25)
+    sims = 12
+    fused = searcher.run(searcher.init(boards, cfg, seed=3), sims).state.tree
+    state = searcher.init(boards, cfg, seed=3).state
+    tree, params = state.tree, state.params
+    select = jax.jit(step.select)
+    request = jax.jit(step.expand_request)
+    evaluate = jax.jit(functools.partial(step.evaluate, searcher.model.apply))
+    backup = jax.jit(step.backup)
+    for _ in range(sims):
+        leaves = select(tree, params, jnp.ones(BATCH, bool))
+        expansion = searcher.host_expand(jax.device_get(request(tree, leaves)))
+        evaluation = evaluate(searcher.model.params, tree, params, leaves, expansion)
+        tree = backup(tree, params, leaves, expansion, evaluation)
+    assert int(tree.node_count.min()) > 1
+    jax.tree.map(np.testing.assert_array_equal, jax.device_get(tree), jax.device_get(fused))

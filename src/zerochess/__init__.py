@@ -12,8 +12,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "analyse": "zerochess.analysis",
-    "search_config": "zerochess.analysis",
+    "analyse": "zerochess.analysis.quick",
+    "search_config": "zerochess.analysis.quick",
     "ConfigError": "zerochess.errors",
     "UserError": "zerochess.errors",
     "Model": "zerochess.neural",

@@ -32,8 +32,6 @@ from zerochess.chess.state import PositionArrays
 
 MIN_ROWS_PER_WORKER = 32  # chunks smaller than this are not worth the IPC; small batches run inline
 
-_Result = tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray]
-
 
 def _worker_main(conn: multiprocessing.connection.Connection) -> None:
     """Worker loop: ``(fields, move_index)`` in, ``("ok", result)`` or ``("err", exc)`` out."""
@@ -47,9 +45,7 @@ def _worker_main(conn: multiprocessing.connection.Connection) -> None:
             return
         fields, move_index = msg
         try:
-            out = expand_batch(PositionArrays(*fields), move_index)
-            reply: tuple[str, Any] = ("ok", (tuple(out.child), out.legal, out.num_legal,
-                                             out.status))
+            reply: tuple[str, Any] = ("ok", expand_batch(PositionArrays(*fields), move_index))
         except Exception as exc:  # forwarded to the caller
             reply = ("err", exc)
         try:
@@ -153,15 +149,7 @@ class Expander:
         errors = [p for p in parts if p[0] == "err"]
         if errors:
             raise errors[0][1]
-        results: list[_Result] = [p[1] for p in parts]
-        child = PositionArrays(*(np.concatenate([r[0][k] for r in results])
-                                 for k in range(len(PositionArrays._fields))))
-        return Expansion(
-            child=child,
-            legal=np.concatenate([r[1] for r in results]),
-            num_legal=np.concatenate([r[2] for r in results]),
-            status=np.concatenate([r[3] for r in results]),
-        )
+        return Expansion.concatenate([p[1] for p in parts])
 
     def _exchange(
         self, fields: tuple[np.ndarray, ...], move_index: np.ndarray, bounds: np.ndarray

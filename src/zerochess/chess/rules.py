@@ -12,6 +12,8 @@ import jax: it runs inside ``Expander`` worker processes.
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import chess
@@ -24,13 +26,20 @@ from zerochess.chess.state import (
     CASTLE_WK,
     CASTLE_WQ,
     PositionArrays,
+    empty_positions,
 )
 
-STATUS_ONGOING = 0
-STATUS_CHECKMATE = 1  # the side to move is mated
-STATUS_STALEMATE = 2
-STATUS_INSUFFICIENT = 3
-STATUS_RULE50 = 4  # halfmove clock >= 100
+
+class GameStatus(enum.IntEnum):
+    """Whether the game goes on at a position, or how it ended there (stored as int8)."""
+
+    ONGOING = 0
+    CHECKMATE = 1  # the side to move is mated
+    STALEMATE = 2
+    INSUFFICIENT = 3  # insufficient material
+    RULE50 = 4  # halfmove clock >= 100
+    REPETITION = 5  # set by the search on the device only: it needs the path to the root
+
 
 _K = policy_map.MAX_LEGAL_MOVES
 _PIECE_CODES = np.arange(1, 13, dtype=np.int8)  # 1..6 white P..K, 7..12 black P..K
@@ -44,12 +53,40 @@ _CASTLE_BB = (
 
 
 class Expansion(NamedTuple):
-    """Result of ``expand_batch`` for a batch of ``n`` rows."""
+    """Result of ``expand_batch`` for a batch of ``n`` rows (also a jax pytree)."""
 
     child: PositionArrays  # board int8[n,64]; turn, castling, ep int8[n]; rule50, fullmove int16[n]
     legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
     num_legal: np.ndarray  # int16 [n]
-    status: np.ndarray  # int8 [n]: STATUS_* of the child
+    status: np.ndarray  # int8 [n]: GameStatus of the child
+
+    @classmethod
+    def empty(cls, n: int) -> Expansion:
+        """``n`` rows with nothing expanded: the shape and dtype of every field (what the
+        search tells ``jax.pure_callback`` to expect) and the values of rows left unexpanded."""
+        return cls(child=empty_positions(np, (n,)), legal=np.full((n, _K), -1, np.int16),
+                   num_legal=np.zeros(n, np.int16), status=np.zeros(n, np.int8))
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """All fields as one flat tuple (the child's fields first)."""
+        return (*self.child, self.legal, self.num_legal, self.status)
+
+    @classmethod
+    def from_arrays(cls, arrays: Sequence[np.ndarray]) -> Expansion:
+        """Inverse of ``arrays``."""
+        n = len(PositionArrays._fields)
+        return cls(PositionArrays(*arrays[:n]), *arrays[n:])
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Expansion]) -> Expansion:
+        """The rows of ``parts``, in order."""
+        return cls.from_arrays([np.concatenate(f) for f in zip(*(p.arrays() for p in parts),
+                                                               strict=True)])
+
+    def set_rows(self, rows: np.ndarray, part: Expansion) -> None:
+        """Write ``part`` (one row per entry of ``rows``) into these arrays, in place."""
+        for dst, src in zip(self.arrays(), part.arrays(), strict=True):
+            dst[rows] = src
 
 
 def _bitboards(board: np.ndarray) -> np.ndarray:
@@ -136,7 +173,7 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
 
     Returns:
       ``Expansion`` with the child arrays [n], legal int16 [n, 218], num_legal int16 [n]
-      and status int8 [n].
+      and status int8 [n] (``GameStatus``; never ``REPETITION``).
 
     Raises:
       ValueError: if an index is out of range or not a legal move of its parent.
@@ -219,11 +256,11 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
         out_rule50.append(b.halfmove_clock)
         out_fullmove.append(b.fullmove_number)
         if not moves:
-            status[i] = STATUS_CHECKMATE if b.is_check() else STATUS_STALEMATE
+            status[i] = GameStatus.CHECKMATE if b.is_check() else GameStatus.STALEMATE
         elif b.is_insufficient_material():
-            status[i] = STATUS_INSUFFICIENT
+            status[i] = GameStatus.INSUFFICIENT
         elif b.halfmove_clock >= 100:
-            status[i] = STATUS_RULE50
+            status[i] = GameStatus.RULE50
 
     types_a = np.array(out_types, np.uint64).reshape(n, 6)
     white_a = np.array(out_white, np.uint64).reshape(n)

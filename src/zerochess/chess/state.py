@@ -41,6 +41,19 @@ class PositionArrays(NamedTuple):
     fullmove: Any  # int16 [...], fullmove number
 
 
+def empty_positions(xp: Any, shape: tuple[int, ...]) -> PositionArrays:
+    """Placeholder positions of batch ``shape`` (``xp`` = numpy or jax.numpy): an empty
+    board, black to move, no castling rights, no en passant, rule50 0, move 1."""
+    return PositionArrays(
+        board=xp.zeros((*shape, 64), xp.int8),
+        turn=xp.zeros(shape, xp.int8),
+        castling=xp.zeros(shape, xp.int8),
+        ep=xp.full(shape, -1, xp.int8),
+        rule50=xp.zeros(shape, xp.int16),
+        fullmove=xp.ones(shape, xp.int16),
+    )
+
+
 def piece_code(piece: chess.Piece | None) -> int:
     if piece is None:
         return EMPTY

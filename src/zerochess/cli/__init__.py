@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zerochess.cli import analyse, bench, experiment, match, selfplay
+from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, uci
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, bench, selfplay, match, experiment)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, uci)
 
 
 def build_parser() -> argparse.ArgumentParser:

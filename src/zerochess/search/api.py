@@ -14,19 +14,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess import state as chess_state
-from zerochess.chess.encoding import root_history
 from zerochess.chess.expander import Expander
+from zerochess.chess.history import root_history
+from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
 from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.loop import (
-    RootInputs,
-    SearchState,
-    init_search,
-    make_host_expand,
-    run_simulations,
-)
+from zerochess.search.loop import RootInputs, SearchState, init_search, run_simulations
 from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.tree import STATUS_CHECKMATE, STATUS_STALEMATE, bytes_per_node
+from zerochess.search.step import make_host_expand
+from zerochess.search.tree import bytes_per_node
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,11 +84,11 @@ class Searcher:
         self.shards = int(shards)
         self._pool = ThreadPoolExecutor(self.shards) if self.shards > 1 else None
         self.expander = expander if expander is not None else Expander(num_workers)
-        host_expand = make_host_expand(self.expander)
+        self.host_expand = make_host_expand(self.expander)
         self._init = jax.jit(functools.partial(init_search, model.apply),
                              static_argnames="num_nodes")
         # the state is donated: a run updates the trees in place instead of copying them
-        self._run = jax.jit(functools.partial(run_simulations, model.apply, host_expand),
+        self._run = jax.jit(functools.partial(run_simulations, model.apply, self.host_expand),
                             donate_argnums=(1,))
 
     @property
@@ -140,7 +136,7 @@ class Searcher:
     def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray) -> RootInputs:
         """Host side of init: root positions, legal moves, history; ``keys`` uint32 [B, 2]
         (``batch_keys``) seed each tree's random choices."""
-        positions, hists = [], []
+        positions, histories = [], []
         for i, board in enumerate(boards):
             outcome = board.outcome(claim_draw=False)
             if outcome is not None and not any(board.generate_legal_moves()):
@@ -148,25 +144,18 @@ class Searcher:
                     f"position {i} has no legal moves ({outcome.termination.name.lower()}): "
                     f"{board.fen()}")
             positions.append(chess_state.from_board(board))
-            hists.append(root_history(board))
+            histories.append(root_history(board))
         position = chess_state.stack(positions)
         exp = self.expander(position, np.full(len(boards), -1, np.int16))
         status = exp.status.copy()
-        status[~np.isin(status, (STATUS_CHECKMATE, STATUS_STALEMATE))] = 0
-        root_reps = np.array([_root_repetitions(h[2], h[3], p) for h, p in
-                              zip(hists, positions, strict=True)], np.int8)
-        roots = RootInputs(
+        status[~np.isin(status, (GameStatus.CHECKMATE, GameStatus.STALEMATE))] = GameStatus.ONGOING
+        return RootInputs(
             position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
             legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
             status=jnp.asarray(status),
-            hist_boards=jnp.asarray(np.stack([h[0] for h in hists])),
-            hist_repeated=jnp.asarray(np.stack([h[1] for h in hists])),
-            hist_keys=jnp.asarray(np.stack([h[2] for h in hists])),
-            hist_len=jnp.asarray(np.array([h[3] for h in hists], np.int32)),
-            root_repetitions=jnp.asarray(root_reps),
+            history=jax.tree.map(lambda *rows: jnp.asarray(np.stack(rows)), *histories),
             rng_key=jnp.asarray(keys, jnp.uint32),
         )
-        return roots
 
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int]) -> SearchBatch:
         """Continue the trees for ``num_simulations`` more simulations (resumable).
@@ -242,12 +231,3 @@ def tree_key(seed: int, index: int) -> np.ndarray:
     base = jax.random.key_data(jax.random.PRNGKey(seed))
     return np.asarray(_fold_keys(base, jnp.asarray([index], jnp.uint32))[0], np.uint32)
 
-
-def _root_repetitions(keys: np.ndarray, num_keys: int,
-                      position: chess_state.PositionArrays) -> int:
-    """How often the root position occurred before in the game (capped at 2)."""
-    key = chess_state.position_hash(np, position.board, position.turn, position.castling,
-                                    position.ep)
-    limit = min(int(num_keys), int(position.rule50))
-    hits = sum(1 for j in range(1, limit + 1) if j % 2 == 0 and np.all(keys[j - 1] == key))
-    return min(hits, 2)

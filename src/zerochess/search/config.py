@@ -9,10 +9,9 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
-INFINITE_NSCL = 2**31 - 1
+from zerochess.search.selection import SELECTION_RULES
 
-SELECTION_PUCT = 0  # lc0 PUCT (search-contempt when n_scl is finite)
-SELECTION_ALPHAZERO = 1  # mctx.muzero_policy's PUCT + qtransform_by_parent_and_siblings
+INFINITE_NSCL = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +39,9 @@ class SearchConfig:
     n_scl: int | None = None
     dirichlet_alpha: float = 0.3
     dirichlet_epsilon: float = 0.0
-    selection: str = "puct"  # "puct" (lc0, with search-contempt via n_scl) | "alphazero"
+    # a key of selection.SELECTION_RULES: "puct" (lc0; search-contempt via n_scl) or
+    # "alphazero" (mctx.muzero_policy's PUCT + qtransform_by_parent_and_siblings)
+    selection: str = "puct"
     # AlphaZero / mctx.muzero_policy constants (selection == "alphazero")
     pb_c_init: float = 1.25
     pb_c_base: float = 19652.0
@@ -58,8 +59,9 @@ class SearchConfig:
             _positive("dirichlet_alpha", self.dirichlet_alpha)
         if not -1.0 <= self.draw_score <= 1.0:
             raise ValueError(f"draw_score must be in [-1, 1], got {self.draw_score}")
-        if self.selection not in ("puct", "alphazero"):
-            raise ValueError(f"selection must be 'puct' or 'alphazero', got {self.selection!r}")
+        if self.selection not in SELECTION_RULES:
+            raise ValueError(f"selection must be one of {sorted(SELECTION_RULES)}, "
+                             f"got {self.selection!r}")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SearchConfig:
@@ -100,7 +102,7 @@ class SearchParams:
     n_scl: chex.Array
     dirichlet_alpha: chex.Array
     dirichlet_epsilon: chex.Array
-    selection: chex.Array
+    selection: chex.Array  # int32 index into selection.SELECTION_RULES
     pb_c_init: chex.Array
     pb_c_base: chex.Array
 
@@ -112,6 +114,7 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         return jnp.asarray(np.array([fn(c) for c in configs], dtype=dtype))
 
     f32, i32 = np.float32, np.int32
+    rules = list(SELECTION_RULES)
     return SearchParams(
         cpuct=col(lambda c: c.cpuct, f32),
         cpuct_base=col(lambda c: c.cpuct_base, f32),
@@ -133,8 +136,7 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         n_scl=col(lambda c: INFINITE_NSCL if c.n_scl is None else c.n_scl, i32),
         dirichlet_alpha=col(lambda c: c.dirichlet_alpha, f32),
         dirichlet_epsilon=col(lambda c: c.dirichlet_epsilon, f32),
-        selection=col(
-            lambda c: SELECTION_ALPHAZERO if c.selection == "alphazero" else SELECTION_PUCT, i32),
+        selection=col(lambda c: rules.index(c.selection), i32),
         pb_c_init=col(lambda c: c.pb_c_init, f32),
         pb_c_base=col(lambda c: c.pb_c_base, f32),
     )

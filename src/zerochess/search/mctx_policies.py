@@ -1,90 +1,173 @@
 """mctx's policies (``muzero_policy``, ``gumbel_muzero_policy``) as comparators, on the
 same K edge slots, host expansion and evaluator as our own search.
 
-The mctx embedding of a node is its compact position, its legal moves (edge
-slots), the 7 boards before it (for the 112 planes) and the repetition keys of
-the positions before it; terminal states get discount 0 and their result as
+The mctx embedding of a node is the node as a search root would see it: its
+position, legal moves (edge slots), status, key and ``RootHistory`` (the 7 boards
+before it for the 112 planes, the repetition keys of the positions before it,
+its own repetition count). Terminal states get discount 0 and their result as
 reward, so mctx's values mean what ours do.
+
+A policy is compiled once per ``Searcher``, policy and shapes: every
+``MctxSearcher`` of the same ``Searcher`` reuses it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import chess
+import chex
 import jax
 import jax.numpy as jnp
 import mctx
 import numpy as np
 
+from zerochess.chess.history import MAX_REPETITIONS, REPETITION_WINDOW, RootHistory
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
-from zerochess.chess.state import position_hash
+from zerochess.chess.rules import GameStatus
+from zerochess.chess.state import PositionArrays, position_hash
 from zerochess.search.api import Searcher, batch_keys, tree_key
-from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.loop import evaluate_leaves, expansion_shapes, make_host_expand
+from zerochess.search.config import SearchConfig, SearchParams, stack_configs
+from zerochess.search.history import earlier_occurrences, root_input_history
+from zerochess.search.loop import RootInputs
 from zerochess.search.results import SearchResult, decode_line
-from zerochess.search.tree import (
-    REPETITION_WINDOW,
-    STATUS_CHECKMATE,
-    STATUS_ONGOING,
-    STATUS_REPETITION,
-    STATUS_STALEMATE,
-    K,
+from zerochess.search.step import (
+    ExpandRequest,
+    HostExpand,
+    LeafInputs,
+    LeafOutputs,
+    evaluate_leaves,
+    expand,
 )
+from zerochess.search.tree import K
 
 POLICIES = ("muzero", "gumbel")
 
 
-def _keys_window(keys: jax.Array, new_key: jax.Array) -> jax.Array:
-    return jnp.concatenate([new_key[:, None], keys[:, :-1]], axis=1)
+class _Node(NamedTuple):
+    """mctx's embedding of a batch of nodes [B, ...]."""
+
+    position: PositionArrays
+    legal: chex.Array  # int16 [B, K]
+    num_legal: chex.Array  # int16 [B]
+    status: chex.Array  # int8 [B] GameStatus (STALEMATE for an action past num_legal)
+    key: chex.Array  # uint32 [B, 2]
+    history: RootHistory  # [B, ...] the game before the node, as for a search root
+    depth: chex.Array  # int32 [B]
 
 
-def _make_recurrent_fn(apply_fn, host_expand, temperature):
-    def recurrent_fn(model_params, rng, action, emb):
+def _evaluate(apply_fn: Callable, model_params: Any, node: _Node,
+              temperature: chex.Array) -> LeafOutputs:
+    boards, repeated = root_input_history(node.position.board, node.history)
+    pos = node.position
+    return evaluate_leaves(
+        apply_fn, model_params,
+        LeafInputs(boards=boards, repeated=repeated, turn=pos.turn, castling=pos.castling,
+                   rule50=pos.rule50, legal=node.legal, num_legal=node.num_legal),
+        temperature)
+
+
+def _prior_logits(priors: chex.Array, num_legal: chex.Array) -> chex.Array:
+    valid = jnp.arange(K)[None, :] < num_legal[:, None]
+    return jnp.where(valid, jnp.log(jnp.maximum(priors, 1e-30)), -1e9)
+
+
+def _window_occurrences(key: chex.Array, keys: chex.Array, num_keys: chex.Array,
+                        rule50: chex.Array) -> tuple[chex.Array, chex.Array]:
+    """``earlier_occurrences`` of one position over the keys [W, 2] before it."""
+    limit = jnp.minimum(rule50.astype(jnp.int32), num_keys)
+    return earlier_occurrences(key, limit, None, lambda ply, cursor: (keys[ply - 1], cursor))
+
+
+def _make_recurrent_fn(apply_fn: Callable, host_expand: HostExpand, temperature: chex.Array):
+    def recurrent_fn(model_params, rng, action, node: _Node):
         del rng
-        batch = action.shape[0]
-        b = jnp.arange(batch)
-        live = (emb["status"] == STATUS_ONGOING) & (action < emb["num_legal"])
-        move = emb["legal"][b, action]
-        out = jax.pure_callback(
-            host_expand, expansion_shapes(batch), emb["board"], emb["turn"], emb["castling"],
-            emb["ep"], emb["rule50"], emb["fullmove"], move, live)
-        c_board, c_turn, c_castling, c_ep, c_rule50, c_fullmove, legal, num_legal, status = out
-        depth = emb["depth"] + 1
-        key = position_hash(jnp, c_board, c_turn, c_castling, c_ep)
-        plies = jnp.arange(1, REPETITION_WINDOW + 1)[None, :]
-        keys = _keys_window(emb["keys"], emb["key"])  # positions before the child, newest first
-        hit = (jnp.all(keys == key[:, None], -1) & (plies % 2 == 0)
-               & (plies <= c_rule50[:, None].astype(jnp.int32))
-               & (plies <= emb["num_keys"][:, None] + 1))
-        count = hit.sum(-1)
-        nearest = jnp.where(hit.any(-1), jnp.argmax(hit, -1) + 1, 0)
+        b = jnp.arange(action.shape[0])
+        live = (node.status == GameStatus.ONGOING) & (action < node.num_legal)
+        exp = expand(host_expand, ExpandRequest(parent=node.position,
+                                                move=node.legal[b, action], mask=live))
+        child = exp.child
+        depth = node.depth + 1
+        key = position_hash(jnp, child.board, child.turn, child.castling, child.ep)
+        past = node.history
+        keys = jnp.concatenate([node.key[:, None], past.keys[:, :-1]], axis=1)
+        num_keys = jnp.minimum(past.num_keys + 1, REPETITION_WINDOW)
+        count, nearest = jax.vmap(_window_occurrences)(key, keys, num_keys, child.rule50)
         rep_draw = (count >= 2) | ((count == 1) & (nearest <= depth))
-        status = jnp.where((status == STATUS_ONGOING) & rep_draw, STATUS_REPETITION, status)
-        hist_boards = jnp.concatenate([emb["board"][:, None], emb["hist_boards"][:, :-1]], 1)
-        hist_rep = jnp.concatenate([emb["repeated"][:, None], emb["hist_rep"][:, :-1]], 1)
-        repeated = count > 0
-        boards = jnp.concatenate([c_board[:, None], hist_boards], 1)
-        reps = jnp.concatenate([repeated[:, None], hist_rep], 1)
-        priors, _, wdl = evaluate_leaves(apply_fn, model_params, boards, reps, c_turn, c_castling,
-                                   c_rule50, legal, num_legal, temperature)
-        terminal = (status != STATUS_ONGOING) | ~live
-        mate = status == STATUS_CHECKMATE
-        reward = jnp.where(live & mate, 1.0, 0.0)
-        value = jnp.where(terminal, 0.0, wdl[:, 0] - wdl[:, 2])
-        discount = jnp.where(terminal, 0.0, -1.0)
-        valid = jnp.arange(K)[None, :] < num_legal[:, None]
-        logits = jnp.where(valid, jnp.log(jnp.maximum(priors, 1e-30)), -1e9)
-        new_emb = dict(
-            board=c_board, turn=c_turn, castling=c_castling, ep=c_ep, rule50=c_rule50,
-            fullmove=c_fullmove, legal=legal, num_legal=num_legal,
-            status=jnp.where(live, status, STATUS_STALEMATE).astype(jnp.int8),
-            hist_boards=hist_boards, hist_rep=hist_rep, repeated=repeated, key=key, keys=keys,
-            num_keys=emb["num_keys"] + 1, depth=depth)
-        return mctx.RecurrentFnOutput(reward=reward, discount=discount, prior_logits=logits,
-                                      value=value), new_emb
+        status = jnp.where((exp.status == GameStatus.ONGOING) & rep_draw,
+                           GameStatus.REPETITION, exp.status)
+        history = RootHistory(
+            boards=jnp.concatenate([node.position.board[:, None], past.boards[:, :-1]], 1),
+            repeated=jnp.concatenate([past.repetitions[:, None] > 0, past.repeated[:, :-1]], 1),
+            keys=keys, num_keys=num_keys,
+            repetitions=jnp.minimum(count, MAX_REPETITIONS).astype(jnp.int8))
+        new = _Node(position=child, legal=exp.legal, num_legal=exp.num_legal,
+                    status=jnp.where(live, status, GameStatus.STALEMATE).astype(jnp.int8),
+                    key=key, history=history, depth=depth)
+        net = _evaluate(apply_fn, model_params, new, temperature)
+        terminal = (status != GameStatus.ONGOING) | ~live
+        mate = status == GameStatus.CHECKMATE
+        return mctx.RecurrentFnOutput(
+            reward=jnp.where(live & mate, 1.0, 0.0),
+            discount=jnp.where(terminal, 0.0, -1.0),
+            prior_logits=_prior_logits(net.priors, exp.num_legal),
+            value=jnp.where(terminal, 0.0, net.wdl[:, 0] - net.wdl[:, 2])), new
 
     return recurrent_fn
+
+
+def _search(apply_fn: Callable, host_expand: HostExpand, policy: str,
+            max_num_considered_actions: int, model_params: Any, roots: RootInputs,
+            params: SearchParams, rng: jax.Array, num_simulations: int) -> dict[str, jax.Array]:
+    """One mctx search of a batch of roots (jitted per Searcher and policy)."""
+    temperature = params.policy_temperature
+    pos = roots.position
+    root = _Node(position=pos, legal=roots.legal, num_legal=roots.num_legal,
+                 status=jnp.where(roots.num_legal > 0, GameStatus.ONGOING, GameStatus.STALEMATE
+                                  ).astype(jnp.int8),
+                 key=position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep),
+                 history=roots.history, depth=jnp.zeros_like(roots.history.num_keys))
+    net = _evaluate(apply_fn, model_params, root, temperature)
+    invalid = jnp.arange(K)[None, :] >= roots.num_legal[:, None]
+    root_out = mctx.RootFnOutput(prior_logits=_prior_logits(net.priors, roots.num_legal),
+                                 value=net.wdl[:, 0] - net.wdl[:, 2], embedding=root)
+    recurrent_fn = _make_recurrent_fn(apply_fn, host_expand, temperature)
+    if policy == "muzero":
+        out = mctx.muzero_policy(
+            model_params, rng, root_out, recurrent_fn, num_simulations, invalid_actions=invalid,
+            dirichlet_fraction=params.dirichlet_epsilon[0],
+            dirichlet_alpha=params.dirichlet_alpha[0], pb_c_init=params.pb_c_init[0],
+            pb_c_base=params.pb_c_base[0])
+    else:
+        out = mctx.gumbel_muzero_policy(
+            model_params, rng, root_out, recurrent_fn, num_simulations, invalid_actions=invalid,
+            max_num_considered_actions=max_num_considered_actions)
+    summary = out.search_tree.summary()
+    tree = out.search_tree
+    return dict(visits=summary.visit_counts, q=summary.qvalues, action=out.action,
+                prior=net.priors, raw=net.policy, raw_wdl=net.wdl, root_value=summary.value,
+                children_index=tree.children_index, children_visits=tree.children_visits,
+                legal=roots.legal, num_legal=roots.num_legal)
+
+
+# Searcher -> {(policy, max_num_considered_actions): jitted _search}; an entry goes with
+# its Searcher (the programs hold its model and expander, not the Searcher itself)
+_PROGRAMS: weakref.WeakKeyDictionary[Searcher, dict[tuple[str, int], Callable]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _program(searcher: Searcher, policy: str, max_num_considered_actions: int) -> Callable:
+    programs = _PROGRAMS.setdefault(searcher, {})
+    key = (policy, max_num_considered_actions)
+    if key not in programs:
+        programs[key] = jax.jit(
+            functools.partial(_search, searcher.model.apply, searcher.host_expand, policy,
+                              max_num_considered_actions),
+            static_argnames=("num_simulations",))
+    return programs[key]
 
 
 class MctxSearcher:
@@ -94,6 +177,8 @@ class MctxSearcher:
     see identical inputs; ``search`` returns ``SearchResult``s like ``Searcher``.
     MuZero's constants come from the config (``pb_c_init``, ``pb_c_base``,
     ``dirichlet_*``, ``policy_temperature``); one config for the whole batch.
+    Cheap to create: the compiled search is shared by all ``MctxSearcher``s of one
+    ``Searcher`` with the same policy and shapes.
     """
 
     def __init__(self, searcher: Searcher, policy: str = "muzero",
@@ -103,48 +188,7 @@ class MctxSearcher:
         self.searcher = searcher
         self.policy = policy
         self.max_num_considered_actions = max_num_considered_actions
-        self._jitted = jax.jit(self._search, static_argnames=("num_simulations",))
-
-    def _search(self, model_params, roots, params, rng, num_simulations):
-        apply_fn = self.searcher.model.apply
-        host_expand = make_host_expand(self.searcher.expander)
-        temperature = params.policy_temperature
-        pos = roots.position
-        boards = jnp.concatenate([pos.board[:, None], roots.hist_boards], 1)
-        reps = jnp.concatenate([roots.root_repetitions[:, None] > 0, roots.hist_repeated], 1)
-        priors, raw, wdl = evaluate_leaves(apply_fn, model_params, boards, reps, pos.turn,
-                                     pos.castling, pos.rule50, roots.legal, roots.num_legal,
-                                     temperature)
-        valid = jnp.arange(K)[None, :] < roots.num_legal[:, None]
-        key = position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep)
-        emb = dict(
-            board=pos.board, turn=pos.turn, castling=pos.castling, ep=pos.ep, rule50=pos.rule50,
-            fullmove=pos.fullmove, legal=roots.legal, num_legal=roots.num_legal,
-            status=jnp.where(roots.num_legal > 0, STATUS_ONGOING, STATUS_STALEMATE
-                             ).astype(jnp.int8),
-            hist_boards=roots.hist_boards, hist_rep=roots.hist_repeated,
-            repeated=roots.root_repetitions > 0, key=key, keys=roots.hist_keys,
-            num_keys=roots.hist_len, depth=jnp.zeros_like(roots.hist_len))
-        root = mctx.RootFnOutput(
-            prior_logits=jnp.where(valid, jnp.log(jnp.maximum(priors, 1e-30)), -1e9),
-            value=wdl[:, 0] - wdl[:, 2], embedding=emb)
-        recurrent_fn = _make_recurrent_fn(apply_fn, host_expand, temperature)
-        if self.policy == "muzero":
-            out = mctx.muzero_policy(
-                model_params, rng, root, recurrent_fn, num_simulations, invalid_actions=~valid,
-                dirichlet_fraction=params.dirichlet_epsilon[0],
-                dirichlet_alpha=params.dirichlet_alpha[0], pb_c_init=params.pb_c_init[0],
-                pb_c_base=params.pb_c_base[0])
-        else:
-            out = mctx.gumbel_muzero_policy(
-                model_params, rng, root, recurrent_fn, num_simulations, invalid_actions=~valid,
-                max_num_considered_actions=self.max_num_considered_actions)
-        summary = out.search_tree.summary()
-        tree = out.search_tree
-        return dict(visits=summary.visit_counts, q=summary.qvalues, action=out.action,
-                    prior=priors, raw=raw, raw_wdl=wdl, root_value=summary.value,
-                    children_index=tree.children_index, children_visits=tree.children_visits,
-                    legal=roots.legal, num_legal=roots.num_legal)
+        self._jitted = _program(searcher, policy, max_num_considered_actions)
 
     def search(self, boards: Sequence[chess.Board],
                config: SearchConfig = SearchConfig(policy_temperature=1.0),

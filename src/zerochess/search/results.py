@@ -12,7 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
-from zerochess.search.tree import STATUS_CHECKMATE, Tree
+from zerochess.chess.rules import GameStatus
+from zerochess.search.tree import Tree
 
 PV_LENGTH = 16
 
@@ -30,7 +31,7 @@ def _best_slots(tree: Tree, draw_score: jax.Array) -> jax.Array:
     n = jnp.maximum(visits, 1).astype(jnp.float32)
     ds = jnp.where(tree.depth % 2 == 0, draw_score[:, None], -draw_score[:, None])[..., None]
     q = (take(tree.wl_sum, safe) + ds * take(tree.d_sum, safe)) / n
-    win = exists & (take(tree.status, safe) == STATUS_CHECKMATE) & (visits > 0)
+    win = exists & (take(tree.status, safe) == GameStatus.CHECKMATE) & (visits > 0)
     cand = jnp.where(win.any(-1, keepdims=True), win, visits > 0)
     best_v = jnp.max(jnp.where(cand, visits, -1), -1, keepdims=True)
     cand &= visits == best_v
@@ -240,7 +241,7 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             root_wdl=np.array([(1 + root_wl - root_d) / 2, root_d, (1 - root_wl - root_d) / 2]),
             raw_wdl=summary["raw_wdl"][i].copy(), nodes_used=int(summary["node_count"][i]),
             dropped_simulations=int(summary["dropped"][i]),
-            mates=summary["child_status"][i, :m] == STATUS_CHECKMATE,
+            mates=summary["child_status"][i, :m] == GameStatus.CHECKMATE,
         ))
     return results
 

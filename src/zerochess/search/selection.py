@@ -1,22 +1,31 @@
-"""Child selection for one tree (vmapped over the batch by the search loop).
+"""Child selection for one tree (vmapped over the batch by the search step).
 
-Three rules share one entry point, ``select_child``:
-- lc0 PUCT (cpuct growing with visits, FPU reduction/absolute, draw score);
-- search-contempt: at opponent nodes (odd depth; the root's children are depth 1)
-  whose visit distribution has been frozen, a child is sampled in proportion to
-  the frozen counts instead (freezing itself happens in the backup);
-- AlphaZero/mctx (``mctx.muzero_policy``'s PUCT with
-  ``qtransform_by_parent_and_siblings``), for exact comparisons with mctx.
+``select_child`` scores a node's children with the tree's selection rule, picked
+per tree from ``SELECTION_RULES`` (``SearchConfig.selection``) by ``lax.switch``:
+- ``"puct"``: lc0 PUCT (cpuct growing with visits, FPU reduction/absolute, draw score);
+- ``"alphazero"``: ``mctx.muzero_policy``'s PUCT with
+  ``qtransform_by_parent_and_siblings``, for exact comparisons with mctx.
+A new rule is one scoring function plus one entry in ``SELECTION_RULES``.
+
+Search-contempt overrides the rule: at opponent nodes (odd depth; the root's
+children are depth 1) whose visit distribution has been frozen, a child is
+sampled in proportion to the frozen counts instead (freezing itself happens in
+the backup).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.search.config import SELECTION_ALPHAZERO, SearchParams
 from zerochess.search.tree import Tree
+
+if TYPE_CHECKING:  # config imports this module for the rule names
+    from zerochess.search.config import SearchParams
 
 _NEG_INF = -jnp.inf
 
@@ -51,23 +60,34 @@ def sample_frozen(frozen: chex.Array, u: chex.Array) -> chex.Array:
     return jnp.argmax(cum.astype(jnp.float32) > target).astype(jnp.int32)
 
 
-class ChildStats:
+class ChildStats(NamedTuple):
     """Per-slot statistics of a node's children. All arrays [K]."""
 
-    def __init__(self, tree: Tree, node: chex.Array):
-        children = tree.edge_child[node]
-        safe = jnp.maximum(children, 0)
-        exists = children >= 0
-        self.valid = jnp.arange(children.shape[0]) < tree.num_legal[node]
-        self.visits = jnp.where(exists, tree.visits[safe], 0)
-        n = jnp.maximum(self.visits, 1).astype(jnp.float32)
-        self.wl = jnp.where(self.visits > 0, tree.wl_sum[safe] / n, 0.0)
-        self.d = jnp.where(self.visits > 0, tree.d_sum[safe] / n, 0.0)
-        self.prior = tree.edge_prior[node]
+    valid: chex.Array  # bool: slot < num_legal
+    visits: chex.Array  # int32, 0 for children not created
+    wl: chex.Array  # float32 mean W - L from the child's mover's side, 0 if unvisited
+    d: chex.Array  # float32 mean D, 0 if unvisited
+    prior: chex.Array  # float32
 
 
-def _lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
-                     stats: ChildStats) -> chex.Array:
+def child_stats(tree: Tree, node: chex.Array) -> ChildStats:
+    """The statistics of ``node``'s children in one tree."""
+    children = tree.edge_child[node]
+    safe = jnp.maximum(children, 0)
+    visits = jnp.where(children >= 0, tree.visits[safe], 0)
+    n = jnp.maximum(visits, 1).astype(jnp.float32)
+    return ChildStats(
+        valid=jnp.arange(children.shape[0]) < tree.num_legal[node],
+        visits=visits,
+        wl=jnp.where(visits > 0, tree.wl_sum[safe] / n, 0.0),
+        d=jnp.where(visits > 0, tree.d_sum[safe] / n, 0.0),
+        prior=tree.edge_prior[node],
+    )
+
+
+def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                    stats: ChildStats) -> chex.Array:
+    """lc0's PUCT score of every child slot [K] (search.cc ``GetUCT`` + FPU)."""
     is_root = node == 0
     n_parent = tree.visits[node].astype(jnp.float32)
     c_init = jnp.where(is_root, params.cpuct_root, params.cpuct)
@@ -88,9 +108,10 @@ def _lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: 
     return jnp.where(stats.visits > 0, q, fpu) + u
 
 
-def _alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array,
-                      stats: ChildStats) -> chex.Array:
+def alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                     stats: ChildStats) -> chex.Array:
     """mctx.muzero_action_selection with qtransform_by_parent_and_siblings (no tie noise)."""
+    del depth
     node_visit = tree.visits[node].astype(jnp.float32)
     pb_c = params.pb_c_init + jnp.log((node_visit + params.pb_c_base + 1.0) / params.pb_c_base)
     policy_score = jnp.sqrt(node_visit) * pb_c * stats.prior / (stats.visits + 1.0)
@@ -103,6 +124,17 @@ def _alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array,
     completed = jnp.where(visited, qvalues, min_value)
     normalized = (completed - min_value) / jnp.maximum(max_value - min_value, 1e-8)
     return normalized + policy_score
+
+
+ScoreRule = Callable[[Tree, "SearchParams", chex.Array, chex.Array, ChildStats], chex.Array]
+
+# name (SearchConfig.selection) -> scores [K] of one node's child slots; the position of
+# an entry is the rule's index in SearchParams.selection
+SELECTION_RULES: dict[str, ScoreRule] = {
+    "puct": lc0_puct_scores,
+    "alphazero": alphazero_scores,
+}
+_RULES = tuple(SELECTION_RULES.values())
 
 
 def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
@@ -119,12 +151,8 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
     Returns:
       int32 scalar slot in [0, num_legal).
     """
-    stats = ChildStats(tree, node)
-    scores = jax.lax.cond(
-        params.selection == SELECTION_ALPHAZERO,
-        lambda: _alphazero_scores(tree, params, node, stats),
-        lambda: _lc0_puct_scores(tree, params, node, depth, stats),
-    )
+    stats = child_stats(tree, node)
+    scores = jax.lax.switch(params.selection, _RULES, tree, params, node, depth, stats)
     puct_slot = jnp.argmax(jnp.where(stats.valid, scores, _NEG_INF)).astype(jnp.int32)
     frozen = tree.frozen[node]
     is_frozen = (depth % 2 == 1) & (jnp.sum(frozen) > 0)

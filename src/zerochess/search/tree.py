@@ -13,22 +13,19 @@ to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``).
 
 from __future__ import annotations
 
-import chex
-import jax.numpy as jnp
-import numpy as np
+import functools
+from typing import Any
 
+import chex
+import jax
+import jax.numpy as jnp
+
+from zerochess.chess.history import PAST_POSITIONS, REPETITION_WINDOW, RootHistory
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES
+from zerochess.chess.rules import GameStatus
+from zerochess.chess.state import PositionArrays, empty_positions
 
 K = MAX_LEGAL_MOVES
-HISTORY = 7  # positions before the root that the 112-plane input can see
-REPETITION_WINDOW = 100  # game-history keys kept for repetition detection
-
-STATUS_ONGOING = 0
-STATUS_CHECKMATE = 1  # the side to move is mated
-STATUS_STALEMATE = 2
-STATUS_INSUFFICIENT = 3
-STATUS_RULE50 = 4
-STATUS_REPETITION = 5
 
 
 @chex.dataclass(frozen=True)
@@ -38,15 +35,10 @@ class Tree:
     # topology and per-node position state, [B, N]
     parent: chex.Array  # int32, -1 for the root and unused nodes
     depth: chex.Array  # int16, root = 0
-    board: chex.Array  # int8 [B, N, 64] piece codes, absolute frame
-    turn: chex.Array  # int8
-    castling: chex.Array  # int8
-    ep: chex.Array  # int8
-    rule50: chex.Array  # int16
-    fullmove: chex.Array  # int16
-    key: chex.Array  # uint32 [B, N, 2] repetition key
+    position: PositionArrays  # board int8 [B, N, 64]; turn ... fullmove [B, N]
+    key: chex.Array  # uint32 [B, N, 2] position_hash (repetition identity)
     repetitions: chex.Array  # int8, earlier occurrences in game + path (capped at 2)
-    status: chex.Array  # int8 STATUS_*
+    status: chex.Array  # int8 GameStatus
     num_legal: chex.Array  # int16
     # statistics, [B, N]
     visits: chex.Array  # int32, including the node's own evaluation
@@ -63,10 +55,7 @@ class Tree:
     dropped: chex.Array  # int32 [B] simulations skipped because the tree was full
     simulations: chex.Array  # int32 [B] simulations done (indexes the random streams)
     rng_key: chex.Array  # uint32 [B, 2]
-    root_hist_boards: chex.Array  # int8 [B, 7, 64] positions before the root, newest first
-    root_hist_repeated: chex.Array  # bool [B, 7]
-    root_hist_keys: chex.Array  # uint32 [B, 100, 2] repetition keys before the root
-    root_hist_len: chex.Array  # int32 [B] valid entries of root_hist_keys
+    root_history: RootHistory  # the game before each root, [B, ...]
 
     @property
     def batch_size(self) -> int:
@@ -77,14 +66,8 @@ class Tree:
         return self.visits.shape[1]
 
 
-_NODE_FIELDS = ("parent", "depth", "board", "turn", "castling", "ep", "rule50", "fullmove",
-                "key", "repetitions", "status", "num_legal", "visits", "wl_sum", "d_sum",
-                "raw_wdl")
-_EDGE_FIELDS = ("edge_move", "edge_prior", "edge_child", "frozen")
-
-
 def empty_tree(batch_size: int, num_nodes: int) -> Tree:
-    """An all-empty tree batch (root fields are written by the search init)."""
+    """An all-empty tree batch (the roots are written by the search init)."""
     b, n = batch_size, num_nodes
 
     def full(shape, value, dtype):
@@ -93,15 +76,10 @@ def empty_tree(batch_size: int, num_nodes: int) -> Tree:
     return Tree(
         parent=full((b, n), -1, jnp.int32),
         depth=full((b, n), 0, jnp.int16),
-        board=full((b, n, 64), 0, jnp.int8),
-        turn=full((b, n), 0, jnp.int8),
-        castling=full((b, n), 0, jnp.int8),
-        ep=full((b, n), -1, jnp.int8),
-        rule50=full((b, n), 0, jnp.int16),
-        fullmove=full((b, n), 1, jnp.int16),
+        position=empty_positions(jnp, (b, n)),
         key=full((b, n, 2), 0, jnp.uint32),
         repetitions=full((b, n), 0, jnp.int8),
-        status=full((b, n), 0, jnp.int8),
+        status=full((b, n), GameStatus.ONGOING, jnp.int8),
         num_legal=full((b, n), 0, jnp.int16),
         visits=full((b, n), 0, jnp.int32),
         wl_sum=full((b, n), 0.0, jnp.float32),
@@ -115,29 +93,53 @@ def empty_tree(batch_size: int, num_nodes: int) -> Tree:
         dropped=full((b,), 0, jnp.int32),
         simulations=full((b,), 0, jnp.int32),
         rng_key=full((b, 2), 0, jnp.uint32),
-        root_hist_boards=full((b, HISTORY, 64), 0, jnp.int8),
-        root_hist_repeated=full((b, HISTORY), False, jnp.bool_),
-        root_hist_keys=full((b, REPETITION_WINDOW, 2), 0, jnp.uint32),
-        root_hist_len=full((b,), 0, jnp.int32),
+        root_history=RootHistory(
+            boards=full((b, PAST_POSITIONS, 64), 0, jnp.int8),
+            repeated=full((b, PAST_POSITIONS), False, jnp.bool_),
+            keys=full((b, REPETITION_WINDOW, 2), 0, jnp.uint32),
+            num_keys=full((b,), 0, jnp.int32),
+            repetitions=full((b,), 0, jnp.int8),
+        ),
     )
 
 
-def bytes_per_node(tree: Tree | None = None) -> int:
+def write_nodes(tree: Tree, index: chex.Array, **fields: Any) -> Tree:
+    """Set node ``index[b]`` of every tree b; an index >= N writes nothing (a full tree).
+
+    Args:
+      tree: the batch.
+      index: int32 [B] node to write in each tree.
+      fields: per-node ``Tree`` fields by name, each a pytree of the field's shape
+        without the node axis ([B] or [B, ...], e.g. ``position=PositionArrays [B]``)
+        or a scalar for all trees.
+
+    Returns:
+      The tree with those entries replaced.
+    """
+    b = jnp.arange(tree.batch_size)
+
+    def put(arr, value):
+        return arr.at[b, index].set(value, mode="drop")
+
+    return tree.replace(**{name: jax.tree.map(put, getattr(tree, name), value)
+                           for name, value in fields.items()})
+
+
+def bytes_per_node() -> int:
     """Bytes of device memory per tree node (node arrays + its K edge slots)."""
-    t = tree if tree is not None else empty_tree(1, 1)
-    total = 0
-    for name in _NODE_FIELDS + _EDGE_FIELDS:
-        arr = getattr(t, name)
-        total += int(np.prod(arr.shape[2:], dtype=np.int64)) * arr.dtype.itemsize
-    return total
+    def size(num_nodes: int) -> int:
+        shapes = jax.eval_shape(functools.partial(empty_tree, 1, num_nodes))
+        return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+
+    return size(2) - size(1)
 
 
 def is_terminal(status: chex.Array, num_legal: chex.Array, is_root: chex.Array) -> chex.Array:
     """A node ends the game in-search. At the root only mate/stalemate count (as in lc0)."""
-    return jnp.where(is_root, num_legal == 0, status != STATUS_ONGOING)
+    return jnp.where(is_root, num_legal == 0, status != GameStatus.ONGOING)
 
 
 def terminal_value(status: chex.Array) -> tuple[chex.Array, chex.Array]:
     """(W-L, D) of a terminal node from the perspective of the player who moved into it."""
-    mate = status == STATUS_CHECKMATE
+    mate = status == GameStatus.CHECKMATE
     return jnp.where(mate, 1.0, 0.0), jnp.where(mate, 0.0, 1.0)

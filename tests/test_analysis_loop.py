@@ -1,0 +1,169 @@
+"""The analysis engine's main loop in-process, over a stand-in batch (no search, no jax
+programs): end of input, quitting without waiting, a failing device run, a client that
+goes away. The real batch is tested through a subprocess in test_analysis_engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+
+import chess
+import numpy as np
+
+from zerochess.analysis.engine import Engine
+from zerochess.analysis.settings import EngineSettings
+from zerochess.analysis.slots import SlotReport
+from zerochess.search.results import PV_LENGTH, SearchResult
+
+
+class StandInBatch:
+    """B slots whose 'search' puts every simulation on the first legal move."""
+
+    supports_move_filters = False
+
+    def __init__(self, slots: int, fail_runs: int = 0, step_seconds: float = 0.0):
+        self.boards: list[chess.Board | None] = [None] * slots
+        self.sims = np.zeros(slots, np.int64)
+        self.fail_runs = fail_runs
+        self.step_seconds = step_seconds
+        self.resets = 0
+        self.cleared = 0
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    def reset(self, slots, boards, configs, seeds, move_filters=None):
+        for slot, board in zip(slots, boards, strict=True):
+            self.boards[slot] = board
+            self.sims[slot] = 0
+            self.resets += 1
+
+    def run(self, counts):
+        if self.fail_runs:
+            self.fail_runs -= 1
+            raise RuntimeError("device lost")
+        time.sleep(self.step_seconds * int(np.max(counts)))
+        self.sims += np.asarray(counts)
+        return self.sims.copy()
+
+    def report(self, slot: int, need_pv_visits: bool = False) -> SlotReport:
+        board = self.boards[slot]
+        moves = list(board.legal_moves)
+        n = len(moves)
+        visits = np.zeros(n, np.int64)
+        visits[0] = self.sims[slot]
+        q = np.where(visits > 0, 0.1, np.nan).astype(np.float32)
+        result = SearchResult(
+            board=board, moves=moves, visits=visits, q=q, wl=np.full(n, 0.1, np.float32),
+            d=np.full(n, 0.5, np.float32), prior=np.full(n, 1 / n, np.float32),
+            policy=np.full(n, 1 / n, np.float32), pvs=[[] for _ in moves], best_index=0,
+            root_visits=int(self.sims[slot]) + 1, root_q=0.1,
+            root_wdl=np.array([0.3, 0.5, 0.2]), raw_wdl=np.array([0.3, 0.5, 0.2]),
+            nodes_used=int(self.sims[slot]) + 1, dropped_simulations=0,
+            mates=np.zeros(n, bool))
+        return SlotReport(result, np.ones((n, 1 + PV_LENGTH), np.int64))
+
+    def clear_cache(self):
+        self.cleared += 1
+
+
+def serve(lines: list[dict | str], slots: int = 2, settings: EngineSettings | None = None,
+          batch: StandInBatch | None = None) -> tuple[list[dict], int, StandInBatch]:
+    batch = batch or StandInBatch(slots)
+    out = io.BytesIO()
+    engine = Engine(settings or EngineSettings(slots=slots), batch_factory=lambda: batch,
+                    output=out, log=io.StringIO())
+    data = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines).encode()
+    code = engine.serve(io.BytesIO(data))
+    return [json.loads(x) for x in out.getvalue().splitlines()], code, batch
+
+
+def test_end_of_input_finishes_every_queued_turn():
+    queries = [{"id": f"q{i}", "moves": ["e2e4"], "analyzeTurns": [0, 1], "maxVisits": 5 + i}
+               for i in range(5)]
+    out, code, batch = serve(queries, slots=2)
+    assert code == 0 and batch.resets == 10
+    finals = [m for m in out if m.get("isDuringSearch") is False]
+    assert sorted((m["id"], m["turnNumber"]) for m in finals) == sorted(
+        (f"q{i}", t) for i in range(5) for t in (0, 1))
+    for m in finals:
+        assert m["rootInfo"]["visits"] == 5 + int(m["id"][1:])
+
+
+def test_actions_are_acknowledged_and_a_terminated_turn_still_ends_once():
+    out, _, batch = serve([{"id": "a", "action": "clear_cache"},
+                           {"id": "q", "moves": [], "maxVisits": 10**6},
+                           {"id": "t", "action": "terminate", "terminateId": "q"}], slots=1)
+    assert [m["field"] for m in out if "warning" in m] == ["maxVisits"]  # clamped to the tree
+    out = [m for m in out if "warning" not in m]
+    assert out[0] == {"id": "a", "action": "clear_cache"} and batch.cleared == 1
+    assert {"id": "t", "action": "terminate", "terminateId": "q"} in out
+    [final] = [m for m in out if m.get("id") == "q"]
+    assert final["isDuringSearch"] is False
+    assert final.get("noResults") or final["rootInfo"]["visits"] < 10**6
+
+
+def test_quit_without_waiting_stops_open_searches():
+    batch = StandInBatch(2, step_seconds=0.002)
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    engine = Engine(EngineSettings(slots=2, quit_without_waiting=True),
+                    batch_factory=lambda: batch, output=out, log=io.StringIO())
+    thread = threading.Thread(target=engine.serve, args=(os.fdopen(read_fd, "rb"),))
+    thread.start()
+    with os.fdopen(write_fd, "wb") as stdin:
+        for i in range(4):
+            stdin.write(json.dumps({"id": f"q{i}", "moves": [], "maxVisits": 10**6,
+                                    "reportDuringSearchEvery": 0.01}).encode() + b"\n")
+        stdin.flush()
+        deadline = time.monotonic() + 30
+        while b"isDuringSearch\":true" not in out.getvalue():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    finals = [json.loads(x) for x in out.getvalue().splitlines()
+              if b"isDuringSearch\":false" in x]
+    assert sorted(m["id"] for m in finals) == ["q0", "q1", "q2", "q3"]
+    stopped = [m["rootInfo"]["visits"] for m in finals if not m.get("noResults")]
+    assert len(stopped) == 2 and max(stopped) > 1 and max(stopped) < 10**6
+    assert sum(bool(m.get("noResults")) for m in finals) == 2
+
+
+def test_a_failing_run_fails_its_turns_and_the_engine_goes_on():
+    out, code, _ = serve([{"id": "a", "moves": [], "maxVisits": 4},
+                          {"id": "later", "moves": [], "maxVisits": 4}],
+                         batch=StandInBatch(1, fail_runs=1))
+    assert code == 0
+    # "a" was in the failed run: an error naming it, then its one final response
+    a = [m for m in out if m.get("id") == "a"]
+    assert "internal error" in a[0]["error"] and len(a) == 2
+    assert a[1] == {"id": "a", "turnNumber": 0, "isDuringSearch": False, "noResults": True}
+    [later] = [m for m in out if m.get("id") == "later"]
+    assert later["rootInfo"]["visits"] == 4
+
+
+class ClosedOutput(io.RawIOBase):
+    def write(self, data):
+        raise BrokenPipeError
+
+    def writable(self):
+        return True
+
+
+def test_a_client_that_goes_away_stops_the_engine():
+    read_fd, write_fd = os.pipe()
+    engine = Engine(EngineSettings(slots=1), batch_factory=lambda: StandInBatch(1),
+                    output=ClosedOutput(), log=io.StringIO())
+    done = []
+    thread = threading.Thread(target=lambda: done.append(
+        engine.serve(os.fdopen(read_fd, "rb"))), daemon=True)
+    thread.start()
+    with os.fdopen(write_fd, "wb") as stdin:
+        stdin.write(b'{"id": "q", "moves": [], "maxVisits": 100000}\n')
+        stdin.flush()
+        thread.join(timeout=30)
+        assert done == [0]  # returned with the input still open
