@@ -201,10 +201,15 @@ def test_modes_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
         mod = importlib.import_module(module)
         monkeypatch.setattr(mod, "main", lambda a, m=module: seen.append(m) or 0)
     base = dict(quick=True, batch=None, sims=None, json=None, note=None)
-    for flag, module in bench.MODES.items():
-        args = types.SimpleNamespace(**base, **{f: f == flag for f in bench.MODES})
-        assert bench.main(args) == 0 and seen[-1] == module
-    assert bench.main(types.SimpleNamespace(**base, **{f: False for f in bench.MODES})) == 0
+    flags = {f for key in bench.MODES for f in key.split("+")}
+    for key, module in bench.MODES.items():
+        on = set(key.split("+"))
+        args = types.SimpleNamespace(**base, **{f: f in on for f in flags})
+        assert bench.main(args) == 0 and seen[-1] == module, key
+    assert bench.main(types.SimpleNamespace(**base, **{f: False for f in flags})) == 0
+    assert seen[-1] == bench.DEFAULT_MODE
+    # --single only means something with --vs-lc0; alone it is the default run
+    assert bench.main(types.SimpleNamespace(**base, **{f: f == "single" for f in flags})) == 0
     assert seen[-1] == bench.DEFAULT_MODE
 
 
@@ -250,3 +255,63 @@ def test_bench_quick_end_to_end(tmp_path: Path) -> None:
     assert [c["sims"] for c in data["curve"]] == [16, 64]
     assert data["record"]["provenance"]["git_commit"] is not None
     assert float(lines[-1].split()[-1]) == pytest.approx(data["ratio_vs_mctx_pgx"], abs=0.01)
+
+
+# --- multi-leaf bench modes at tiny sizes (zerochess.bench.leaves / leaf_quality / single) ---
+
+
+def _figures(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("mode", ["--leaves", "--gpu-grid"])
+def test_leaves_and_gpu_grid_modes_run_tiny(mode: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from zerochess.bench import leaves
+
+    out = tmp_path / "leaves.json"
+    assert main(["bench", mode, "--tiny", "--json", str(out)]) == 0
+    figures = _figures(out)
+    grid = leaves.GPU_TINY if mode == "--gpu-grid" else leaves.TINY
+    points = figures["points"]
+    expected = (len(grid["points"]) if mode == "--gpu-grid"
+                else len(grid["batches"]) * len(grid["leaves"]))
+    assert len(points) == expected * len(grid["models"])
+    for p in points:
+        assert p["sims_per_s"] > 0 and p["dropped"] == 0
+        # every step's network batch holds at least the rows that needed it, and at most R
+        assert 0 < p["rows_used"] <= p["rows_available"] <= p["rows_capacity"]
+        if p["leaves"] == 1:
+            assert p["collisions"] == 0  # nothing is in flight with one leaf per step
+        if mode == "--gpu-grid":
+            assert p["network_only"]["rows"] == p["batch"] * p["leaves"]
+            assert p["ratio_search_to_network"] > 0
+    # the trees of B=1024, N=10,001 at <= 1,024 bytes per node (and the node arrays alone
+    # are more than 0)
+    assert 0 < figures["tree_memory_gib_b1024_n10001"] <= 1024 * 10_001 * 1024 / 2**30
+    assert "tree memory at B=1024" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.lc0
+@pytest.mark.parametrize("mode", [["--leaf-quality"], ["--vs-lc0", "--single"]])
+def test_lc0_modes_run_tiny(mode: list[str], tmp_path: Path, maia: None,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lc0.json"
+    assert main(["bench", *mode, "--tiny", "--json", str(out)]) == 0
+    figures = _figures(out)
+    lines = capsys.readouterr().out.strip().splitlines()
+    if "--single" in mode:
+        assert re.fullmatch(r"ratio_vs_lc0_single: \d+\.\d\d", lines[-1]), lines[-1]
+        row = figures["rows"][0]
+        assert row["ratio"] > 0 and 0.0 <= row["agreement"] <= 1.0
+        assert float(lines[-1].split()[-1]) == pytest.approx(figures["ratio"], abs=0.01)
+    else:
+        rows = {r["leaves"]: r for r in figures["rows"]}
+        # L = 1 compared with itself: identical searches
+        assert rows[1]["vs_one_leaf"]["same_best"] == 1.0
+        assert rows[1]["vs_one_leaf"]["kl_mean"] < 0.01  # only the smoothing of KL
+        assert 0.0 <= rows[4]["vs_lc0_default"]["same_best"] <= 1.0
+        assert figures["lc0_batching"]["kl_mean"] >= 0.0

@@ -3,12 +3,10 @@ statistics, and mate-in-one on the built-in evaluator."""
 
 from __future__ import annotations
 
-import functools
 import random
 
 import chess
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +16,6 @@ from scipy import stats
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 from zerochess.neural.toy import linear_model
-from zerochess.search import step
 from zerochess.search.api import NoLegalMovesError, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.tree import bytes_per_node
@@ -45,13 +42,22 @@ def searcher():
 
 
 def _check_tree(batch, boards):
-    t = {k: np.asarray(getattr(batch.state.tree, k)) for k in
-         ("visits", "wl_sum", "d_sum", "edge_child", "num_legal", "status", "parent",
-          "node_count")}
+    t = {k: np.asarray(v) for k, v in (
+        ("visits", batch.state.tree.visits), ("in_flight", batch.state.tree.in_flight),
+        ("wl_sum", batch.state.tree.wl_sum), ("d_sum", batch.state.tree.d_sum),
+        ("num_legal", batch.state.tree.num_legal), ("status", batch.state.tree.status),
+        ("parent", batch.state.tree.parent), ("node_count", batch.state.tree.node_count),
+        ("edge_start", batch.state.tree.edge_start), ("edge_count", batch.state.tree.edge_count),
+        ("child", batch.state.tree.edges.child))}
     for b in range(len(boards)):
         used = t["node_count"][b]
+        owned = []
         for n in range(used):
-            children = t["edge_child"][b, n]
+            if t["status"][b, n] != 0 or t["visits"][b, n] == 0:
+                continue
+            start, count = t["edge_start"][b, n], t["num_legal"][b, n]
+            owned.append((start, start + count))
+            children = t["child"][b, start:start + count]
             kids = children[children >= 0]
             assert np.all(kids < used)
             assert np.all(t["parent"][b, kids] == n)
@@ -60,7 +66,11 @@ def _check_tree(batch, boards):
             q = t["wl_sum"][b, n] / t["visits"][b, n]
             d = t["d_sum"][b, n] / t["visits"][b, n]
             assert -1 - 1e-5 <= q <= 1 + 1e-5 and -1e-5 <= d <= 1 + 1e-5
+        owned.sort()  # edge runs are disjoint and inside the used part of the pool
+        assert all(a[1] <= b_[0] for a, b_ in zip(owned, owned[1:], strict=False))
+        assert not owned or owned[-1][1] <= t["edge_count"][b]
         assert np.all(t["visits"][b, used:] == 0)
+        assert np.all(t["in_flight"][b] == 0)
 
 
 @settings(max_examples=12, deadline=None,
@@ -127,7 +137,7 @@ def test_full_tree_stops_cleanly():
 
 
 def test_bytes_per_node_target():
-    assert bytes_per_node() <= 4096
+    assert bytes_per_node() <= 1024
 
 
 def test_no_legal_moves_is_an_error(searcher):
@@ -203,15 +213,34 @@ def test_mate_in_one_wins_the_visits_on_builtin():
             assert res.visits[i] >= 0.75 * res.visits.sum()
 
 
+def _count_compiles(fn) -> int:
+    compiles = []
+
+    def on_event(name: str, *_args, **_kwargs) -> None:
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_event)
+    return len(compiles)
+
+
 def test_changing_values_never_recompiles(searcher):
     boards = [_random_board(s, 14) for s in range(BATCH)]
-    searcher.run(searcher.init(boards, SearchConfig(), 0), 3)
-    runs, inits = searcher._run._cache_size(), searcher._init._cache_size()
+    searcher.results(searcher.run(searcher.init(boards, SearchConfig(), 0), 3))
     mixed = [SearchConfig(cpuct=3.0, n_scl=2), SearchConfig(fpu_absolute=True, fpu_value=-0.5),
              SearchConfig(selection="alphazero"), SearchConfig(dirichlet_epsilon=0.3)]
-    for sims in (1, 5, 11):
-        searcher.run(searcher.init(boards, mixed, sims), sims)
-    assert searcher._run._cache_size() == runs and searcher._init._cache_size() == inits
+
+    def searches():
+        for sims in (1, 5, 11):
+            batch = searcher.run(searcher.init(boards, mixed, sims), sims)
+            searcher.results(searcher.reset(batch, [1], boards[:1], mixed[:1], 3))
+
+    searches()  # network sizes not used yet may compile once
+    assert _count_compiles(searches) == 0
 
 
 def test_per_tree_budgets_and_seeds(searcher):
@@ -242,23 +271,23 @@ def test_sharding_does_not_change_results():
         np.testing.assert_array_equal(x.prior, y.prior)
 
 
-def test_step_parts_jit_separately_and_match_the_fused_loop(searcher):
-    """select / evaluate / backup jitted on their own, with the host expansion called from
-    Python between them (no pure_callback), grow exactly the trees of the fused loop."""
+def test_search_programs_have_no_host_callbacks(searcher):
+    """Only programs without host callbacks can be kept in jax's persistent cache."""
+    from zerochess.search import api
+
     boards = [_random_board(s, 12 + s) for s in range(BATCH)]
-    cfg = SearchConfig(n_scl=2, dirichlet_epsilon=0.25)
-    sims = 12
-    fused = searcher.run(searcher.init(boards, cfg, seed=3), sims).state.tree
-    state = searcher.init(boards, cfg, seed=3).state
-    tree, params = state.tree, state.params
-    select = jax.jit(step.select)
-    request = jax.jit(step.expand_request)
-    evaluate = jax.jit(functools.partial(step.evaluate, searcher.model.apply))
-    backup = jax.jit(step.backup)
-    for _ in range(sims):
-        leaves = select(tree, params, jnp.ones(BATCH, bool))
-        expansion = searcher.host_expand(jax.device_get(request(tree, leaves)))
-        evaluation = evaluate(searcher.model.params, tree, params, leaves, expansion)
-        tree = backup(tree, params, leaves, expansion, evaluation)
-    assert int(tree.node_count.min()) > 1
-    jax.tree.map(np.testing.assert_array_equal, jax.device_get(tree), jax.device_get(fused))
+    batch = searcher.init(boards, SearchConfig(n_scl=2), seed=3)
+    state = batch.state
+    limit = state.tree.simulations + 4
+    texts = [api._select.lower(state, limit, num_leaves=1).as_text()]
+    state, leaves, request, _ = searcher._select(state, limit)
+    expansion = searcher.host_expand(jax.device_get(request))
+    texts.append(api._prepare.lower(state, None, leaves, expansion, history_length=7).as_text())
+    prepared, net = searcher._prepare(state, None, leaves, expansion)
+    texts.append(api._network.lower(searcher.model.apply, searcher.model.params, net,
+                                    rows=BATCH).as_text())
+    outputs = searcher._network(BATCH)(searcher.model.params, net)
+    texts.append(api._finish.lower(state, None, leaves, prepared, outputs).as_text())
+    assert int(net.count) > 0
+    for text in texts:
+        assert "callback" not in text.lower()

@@ -18,7 +18,14 @@ from zerochess.uci.info import (
     thinking_infos,
     verbose_move_stats,
 )
-from zerochess.uci.options import OPTIONS, OptionError, OptionValues, find_option, pending_report
+from zerochess.uci.options import (
+    OPTIONS,
+    OptionError,
+    OptionValues,
+    core_settings,
+    find_option,
+    pending_report,
+)
 from zerochess.uci.protocol import UciError, parse_command, parse_go, parse_position
 from zerochess.uci.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
 
@@ -177,8 +184,18 @@ def test_pending_options_go_through_one_seam():
     values.set("MinibatchSize", "256")
     values.set("MovesLeftSlope", "0.01")
     lines = pending_report(values, SearchConfig, Searcher)
-    assert len(lines) == 2 and all("stored but not used" in x for x in lines)
-    assert any("MinibatchSize=256" in x for x in lines)
+    # issue 10's core takes leaves per step and an evaluation cache: they pass through
+    _, searcher_kwargs = core_settings(values, SearchConfig, Searcher)
+    assert searcher_kwargs == {"leaves_per_step": 256, "cache_size": 2_000_000}
+    assert lines == ["option MovesLeftSlope=0.01 is stored but not used by this search "
+                     "core yet"]
+
+    class OldSearcher:  # a core without those arguments: the options stay pending
+        def __init__(self, model, max_nodes=1024):
+            pass
+
+    lines = pending_report(values, SearchConfig, OldSearcher)
+    assert len(lines) == 2 and any("MinibatchSize=256" in x for x in lines)
 
 
 def test_tree_size_from_ram_limit():

@@ -46,8 +46,16 @@ def _cached_model(spec: str) -> Model:
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_searcher(model: Model, max_nodes: int, workers: int | None) -> Searcher:
-    return Searcher(model, max_nodes=max_nodes, num_workers=workers)
+def _cached_searcher(model: Model, max_nodes: int, workers: int | None, leaves: int,
+                     cache_size: int) -> Searcher:
+    return Searcher(model, max_nodes=max_nodes, num_workers=workers, leaves_per_step=leaves,
+                    cache_size=cache_size)
+
+
+def auto_leaves(positions: int) -> int:
+    """The default leaves per step for a batch of ``positions``: 16 below 16 positions, else
+    1 (enough trees to fill a batch one leaf each)."""
+    return 16 if positions < 16 else 1
 
 
 def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
@@ -55,7 +63,8 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
             model: str | Model = "builtin", seed: int = 0,
             config: SearchConfig | None = None,
             progress: Callable[[int, int], None] | None = None,
-            workers: int | None = None) -> list[SearchResult]:
+            workers: int | None = None, leaves_per_step: int | None = None,
+            cache_size: int = 0) -> list[SearchResult]:
     """Search one or many positions as one batch.
 
     Args:
@@ -67,6 +76,10 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
       config: a full SearchConfig instead of ``search``/``contempt_limit``.
       progress: called as ``progress(done, total)`` while the search runs.
       workers: host move-generation processes (None: one per core; 0: inline).
+      leaves_per_step: leaves gathered per position and step (lc0's minibatch). Default:
+        ``auto_leaves(len(positions))``, 16 below 16 positions (one position then fills a
+        network batch), else 1 (the exact one-leaf search).
+      cache_size: entries of the evaluation cache (0 = none).
 
     Returns:
       One SearchResult per position (``.to_dataframe()`` for a table).
@@ -86,7 +99,13 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
     cfg = config if config is not None else search_config(search, contempt_limit)
     if workers is not None and workers < 0:
         raise UserError(f"workers must be >= 0, got {workers}")
-    searcher = _cached_searcher(net, visits + 1, workers)
+    if leaves_per_step is None:
+        leaves_per_step = auto_leaves(len(boards))
+    if leaves_per_step < 1:
+        raise UserError(f"leaves per step must be >= 1, got {leaves_per_step}")
+    if cache_size < 0:
+        raise UserError(f"cache size must be >= 0, got {cache_size}")
+    searcher = _cached_searcher(net, visits + 1, workers, leaves_per_step, cache_size)
     if search in ("muzero", "gumbel") and config is None:
         from zerochess.search.mctx_policies import MctxSearcher
 
@@ -96,12 +115,9 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         batch = searcher.init(boards, cfg, seed)
     except ValueError as err:
         raise UserError(str(err)) from None
-    chunk = visits if progress is None else max(visits // 20, 16)
-    done = 0
-    while done < visits:
-        step = min(chunk, visits - done)
-        batch = searcher.run(batch, step)
-        done += step
-        if progress is not None:
-            progress(done, visits)
+    count = len(boards)
+    report = None if progress is None else (lambda done, _: progress(done // count, visits))
+    batch = searcher.run(batch, visits, progress=report)
+    if progress is not None:
+        progress(visits, visits)
     return searcher.results(batch)

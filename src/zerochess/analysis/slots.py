@@ -26,7 +26,7 @@ from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import SearchState
 from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.tree import Tree
+from zerochess.search.tree import Tree, node_edges
 
 
 class UnsupportedError(ValueError):
@@ -78,15 +78,16 @@ def _pv_visits(tree: Tree, pv: jax.Array) -> jax.Array:
     def line(child: jax.Array, moves: jax.Array) -> jax.Array:
         def step(node, move):
             safe = jnp.maximum(node, 0)
-            edge = jnp.argmax(tree.edge_move[safe] == move)
-            nxt = jnp.where((node >= 0) & (move >= 0), tree.edge_child[safe, edge], -1)
+            edges = node_edges(tree, safe)
+            edge = jnp.argmax(edges.valid & (edges.move == move))
+            nxt = jnp.where((node >= 0) & (move >= 0), edges.child[edge], -1)
             return nxt, jnp.where(nxt >= 0, tree.visits[jnp.maximum(nxt, 0)], 0)
 
         _, visits = jax.lax.scan(step, child, moves.astype(jnp.int16))
         first = jnp.where(child >= 0, tree.visits[jnp.maximum(child, 0)], 0)
         return jnp.concatenate([first[None], visits])
 
-    return jax.vmap(line)(tree.edge_child[0], pv)
+    return jax.vmap(line)(node_edges(tree, jnp.int32(0)).child, pv)
 
 
 @jax.jit
@@ -150,10 +151,15 @@ class SlotBatch:
               configs: Sequence[SearchConfig], seeds: Sequence[int],
               move_filters: Sequence[Sequence[MoveFilterEntry]] | None = None) -> None:
         """Start new searches in ``slots`` (the contract's ``Searcher.reset``)."""
-        # TODO(core): self.batch = self.searcher.reset(self.batch, slots, boards, configs,
-        #             seeds, move_filters) once the core provides it (SEARCH_API.md, issue 13).
+        move_filters = move_filters or [()] * len(slots)
+        if not any(move_filters):
+            self.batch = self.searcher.reset(self.batch, list(slots), list(boards),
+                                             list(configs), [int(s) for s in seeds])
+            return
+        # TODO(core): Searcher.reset(..., move_filters) once MoveFilter exists; until then
+        # `supports_move_filters` is False and the engine refuses the fields earlier.
         for slot, board, config, seed, entries in zip(
-                slots, boards, configs, seeds, move_filters or [()] * len(slots), strict=True):
+                slots, boards, configs, seeds, move_filters, strict=True):
             kwargs = {}
             if entries:
                 kwargs["move_filters"] = [move_filter(entries)]
@@ -191,7 +197,7 @@ class SlotBatch:
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache shared by all slots."""
-        # TODO(core): the shared evaluation cache (issue 10): searcher.clear_cache() or equal.
+        self.searcher.clear_cache()
 
     def warm_up(self) -> None:
         """Compile every program the engine uses (refill, run, report), so that no query

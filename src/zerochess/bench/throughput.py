@@ -356,8 +356,9 @@ def print_report(res: dict[str, Any], net_note: str) -> None:
                       f"{p['sims_per_s_excl_init']:.0f}", str(p["dropped"]))
     console.print(table)
     bpn = res["bytes_per_node"]
-    print(f"tree bytes per node: ours {bpn['ours']} (target <= 4096); mctx dense 4672 actions "
+    print(f"tree bytes per node: ours {bpn['ours']} (target <= 1024); mctx dense 4672 actions "
           f"{bpn['mctx_dense_4672']} (+{bpn['pgx_state_embedding']} pgx state)")
+    print(f"bytes_per_node: {bpn['ours']}")
     print(f"peak RSS: {res['peak_rss_mb']:.0f} MB this process (after ours: "
           f"{res['peak_rss_mb_ours']:.0f} MB); expander workers: "
           + (", ".join(f"{x:.0f} MB" for x in res["expander_worker_peak_rss_mb"]) or "none"))

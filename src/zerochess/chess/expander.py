@@ -94,7 +94,9 @@ class Expander:
         ``os.cpu_count()`` when it is > 1, else 0.
 
     Batches are split into at most ``num_workers`` contiguous chunks of at least
-    ``MIN_ROWS_PER_WORKER`` rows; a batch too small for two chunks runs inline.
+    ``MIN_ROWS_PER_WORKER`` rows; a batch too small for two chunks runs inline. The
+    workers start with the first batch that needs them (a search that only ever expands
+    a few leaves per step never starts them).
     Errors raised by ``expand_batch`` in a worker (e.g. ``ValueError`` for an
     illegal index) are re-raised in the caller. Thread-safe (calls are serialised).
     """
@@ -111,12 +113,13 @@ class Expander:
         self._conns: list[multiprocessing.connection.Connection] = []
         self._closed = False
         self._finalizer: Any = None
-        if num_workers == 0:
-            return
+
+    def _start(self) -> None:
+        """Start the worker processes (on the first batch big enough to need them)."""
         ctx = multiprocessing.get_context("spawn")
         try:
             with _main_module_hidden():
-                for i in range(num_workers):
+                for i in range(self.num_workers):
                     parent_end, child_end = ctx.Pipe(duplex=True)
                     proc = ctx.Process(target=_worker_main, args=(child_end,),
                                        name=f"zerochess-expander-{i}", daemon=True)
@@ -140,6 +143,8 @@ class Expander:
         fields = tuple(np.ascontiguousarray(f) for f in parent)
         bounds = np.linspace(0, n, chunks + 1).astype(int)
         with self._lock:
+            if self._finalizer is None:
+                self._start()
             try:
                 parts = self._exchange(fields, move_index, bounds)
             except BaseException:

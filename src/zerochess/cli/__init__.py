@@ -13,7 +13,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, uci
 from zerochess.errors import UserError
@@ -32,22 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _enable_compilation_cache() -> None:
-    """Persist compiled programs between CLI runs (``ZEROCHESS_JAX_CACHE``; empty = off).
+    """Persist compiled programs between runs (``zerochess.compile_cache``: the directory
+    ``$ZEROCHESS_JAX_CACHE``, empty = off, else ``~/.cache/zerochess/jax``)."""
+    from zerochess import compile_cache
 
-    Programs holding the host callback (the search loop) are not cacheable by jax;
-    the rest (root init, result summaries, networks) are.
-    """
-    path = os.environ.get("ZEROCHESS_JAX_CACHE",
-                          str(Path.home() / ".cache" / "zerochess" / "jax"))
-    if not path:
-        return
-    import jax
-
-    try:
-        jax.config.update("jax_compilation_cache_dir", path)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
-    except Exception:  # pragma: no cover - an unwritable home must not stop the CLI
-        pass
+    compile_cache.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

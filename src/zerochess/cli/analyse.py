@@ -27,6 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--model", default="builtin", help="builtin, resnet:BxF, or an lc0 .pb.gz")
     p.add_argument("--workers", type=int, default=None,
                    help="host move-generation processes (default: one per core; 0 = inline)")
+    p.add_argument("--leaves-per-step", "-L", type=int, default=None, metavar="L",
+                   help="leaves gathered per position and step (lc0's minibatch; default: 16 "
+                        "below 16 positions, else 1; 1 is the exact one-leaf search)")
+    p.add_argument("--cache-size", type=int, default=0, metavar="N",
+                   help="evaluation cache entries (lc0's NNCache; default 0 = none)")
     p.add_argument("--include-policy", action="store_true",
                    help="add the raw network policy over the legal moves")
     p.add_argument("--json", action="store_true", help="one JSON object per position per line")
@@ -66,6 +71,7 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
             "rawWdl": [round(float(x), 6) for x in res.raw_wdl],
         },
     }
+    out["stats"] = res.stats()
     if res.out_of_nodes:
         out["warning"] = f"tree full: {res.dropped_simulations} simulations dropped"
     if include_policy:
@@ -92,6 +98,10 @@ def format_table(ident: str, res, include_policy: bool) -> str:
         lines.append(f"  {res.moves[i].uci():<7}{int(res.visits[i]):>7}  "
                      f"{100 * res.prior[i]:6.2f}%  {q}  {wd}  {pv}{policy}")
     lines.append(f"  bestmove {res.best_move.uci()}")
+    nps = f"  nps {res.nodes_per_second:.0f}" if res.search_time_s > 0 else ""
+    lines.append(f"  playouts {res.playouts}  depth {res.depth:.1f}  seldepth {res.seldepth}  "
+                 f"nn evals {res.nn_evals}  cache hits {res.cache_hits}  "
+                 f"collisions {res.collisions}{nps}")
     if res.out_of_nodes:
         lines.append(f"  warning: tree full, {res.dropped_simulations} simulations dropped")
     return "\n".join(lines)
@@ -108,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
         items = [("0", parse_position(args.fen or "startpos", args.moves))]
     if args.visits < 1:
         raise UserError(f"--visits must be >= 1, got {args.visits}")
+    if args.leaves_per_step is not None and args.leaves_per_step < 1:
+        raise UserError(f"--leaves-per-step must be >= 1, got {args.leaves_per_step}")
+    if args.cache_size < 0:
+        raise UserError(f"--cache-size must be >= 0, got {args.cache_size}")
     if args.contempt_limit is not None and args.search != "contempt":
         raise UserError("--contempt-limit needs --search contempt")
     progress = None
@@ -125,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = analyse([b for _, b in items], visits=args.visits, search=args.search,
                           contempt_limit=args.contempt_limit, model=args.model, seed=args.seed,
-                          progress=progress, workers=args.workers)
+                          progress=progress, workers=args.workers,
+                          leaves_per_step=args.leaves_per_step, cache_size=args.cache_size)
     finally:
         if bar is not None:
             bar.stop()

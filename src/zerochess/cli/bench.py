@@ -20,6 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
                    "(machine, versions, backend, git commit, model hashes)")
     p.add_argument("--note", help="free text stored in the record (e.g. 'shared machine')")
+    # multi-leaf search (zerochess.bench.single / leaf_quality / leaves)
+    p.add_argument("--single", action="store_true",
+                   help="with --vs-lc0: one position at a time, best L vs lc0's best config")
+    p.add_argument("--leaf-quality", action="store_true",
+                   help="search quality vs leaves per step L (Maia-1900, vs L=1 and lc0)")
+    p.add_argument("--leaves", action="store_true",
+                   help="simulations/s over batch size B x leaves per step L")
+    p.add_argument("--gpu-grid", action="store_true",
+                   help="the accelerator points (B=1 L=256; B=1024 L=1, 8) vs network alone")
+    p.add_argument("--tiny", action="store_true",
+                   help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
+                        "a smoke test at tiny sizes")
     p.set_defaults(run=run)
 
 

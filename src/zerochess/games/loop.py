@@ -29,6 +29,7 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
 from zerochess.games.players import EnginePlayer, SearchBackend, search_stat
@@ -99,14 +100,18 @@ class RunStats:
 class _Live:
     """A game in a batch slot."""
 
-    def __init__(self, spec: GameSpec) -> None:
+    def __init__(self, spec: GameSpec, players: Mapping[str, PlayerSpec]) -> None:
         self.spec = spec
+        white, black = players[spec.white].time_control, players[spec.black].time_control
+        self.clock = GameClock(white, black) if white is not None and black is not None \
+            else None
         self.board = spec.opening.board()
         self.start = spec.opening.start_board()
         self.moves = [m.uci() for m in self.board.move_stack]
         self.stats: list[MoveStat] = [MoveStat("book") for _ in self.moves]
         self.result: str | None = None
         self.termination: str | None = None
+        self.forfeit: str | None = None
 
     def mover(self) -> str:
         return self.spec.white if self.board.turn == chess.WHITE else self.spec.black
@@ -115,6 +120,12 @@ class _Live:
         self.board.push(move)
         self.moves.append(move.uci())
         self.stats.append(stat)
+
+    def flag(self, used_ms: float, left_ms: float) -> None:
+        """The side to move ran out of time (its late move is not played)."""
+        self.result = flag_result(self.board, self.board.turn)
+        self.termination = TIME_FORFEIT
+        self.forfeit = f"{self.mover()} took {used_ms:.0f} ms with {left_ms:.0f} ms left"
 
     def check_end(self, max_plies: int | None) -> bool:
         outcome = self.board.outcome(claim_draw=True)
@@ -133,7 +144,16 @@ class _Live:
             opening=self.spec.opening.name, start_fen=self.start.fen(),
             moves=list(self.moves), stats=list(self.stats), result=self.result,
             termination=self.termination, final_fen=self.board.fen(),
-            tags=dict(self.spec.tags), max_plies=max_plies)
+            tags=dict(self.spec.tags), max_plies=max_plies,
+            time_control=None if self.clock is None else _pgn_time_control(self.clock),
+            forfeit=self.forfeit)
+
+
+def _pgn_time_control(clock: GameClock) -> str:
+    """PGN TimeControl: one value, or ``white/black`` controls for time odds."""
+    if clock.white == clock.black:
+        return clock.white.pgn()
+    return f"{clock.white.pgn()}:{clock.black.pgn()}"
 
 
 class _Progress:
@@ -233,7 +253,7 @@ def play_games(
             games_before = stats.games
             for i in range(batch_size):
                 while slots[i] is None and queue:
-                    slots[i] = _Live(queue.popleft())
+                    slots[i] = _Live(queue.popleft(), players)
                     if slots[i].check_end(max_plies):  # type: ignore[union-attr]
                         finish(i)
             lives = [lv for lv in slots if lv is not None]
@@ -245,7 +265,15 @@ def play_games(
                     name = lv.mover()
                     if name not in engines:
                         engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
-                    move, st = engines[name].play(lv.board, game_key=lv.spec.index)
+                    move, st = engines[name].play(lv.board, game_key=lv.spec.index,
+                                                  clock=lv.clock)
+                    if lv.clock is not None:
+                        assert st.time_ms is not None
+                        left = lv.clock.left_ms[lv.board.turn]
+                        if not lv.clock.punch(lv.board.turn, st.time_ms):
+                            lv.flag(st.time_ms, left)
+                            break
+                        st.clock_ms = lv.clock.left_ms[lv.board.turn]
                     lv.push(move, st)
                     lv.check_end(max_plies)
             searching = [lv for lv in lives if lv.result is None]

@@ -2,7 +2,8 @@
 
 Game ``2k`` has player1 as white and game ``2k + 1`` player2, both from opening ``k``.
 Results are reported from player1's point of view: W/D/L, score, Elo with a 95% interval
-and LOS (``zerochess.games.stats``).
+and LOS (``zerochess.games.stats``). A match on real clocks (``time_control``) also
+reports time losses and the time use per move number (``zerochess.games.timeuse``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from zerochess.games.run import RunReport, run_games, unique_players
 from zerochess.games.rundir import write_json
 from zerochess.games.seeding import game_seed
 from zerochess.games.stats import MatchResult
+from zerochess.games.timeuse import write_time_use
 
 
 def paired_specs(p1: str, p2: str, games: int, openings: OpeningSpec, seed: int,
@@ -75,15 +77,26 @@ class MatchReport:
     as_white: MatchResult
     as_black: MatchResult
     run: RunReport
+    time_use: dict[str, Any] | None = None  # per player, for a match on real clocks
 
     def text(self) -> str:
         p1, p2 = self.run_names
-        lines = [f"{p1} vs {p2}: {self.result.games} games",
+        tc = f" at {self.config.time_control}" if self.config.time_control else ""
+        lines = [f"{p1} vs {p2}: {self.result.games} games{tc}",
                  f"  {self.result.summary()}",
                  f"  as white: W {self.as_white.wins} D {self.as_white.draws} "
                  f"L {self.as_white.losses};  as black: W {self.as_black.wins} "
                  f"D {self.as_black.draws} L {self.as_black.losses}"]
+        for name, t in (self.time_use or {}).items():
+            lines.append(
+                f"  {name}: time losses {t['time_losses']}, mean {t['mean_move_ms'] / 1000:.2f} "
+                f"s/move, max {t['max_move_ms'] / 1000:.2f} s, mean {t['mean_game_ms'] / 1000:.1f}"
+                f" s/game, lowest clock {t['min_clock_ms'] / 1000:.2f} s")
         return "\n".join(lines)
+
+    @property
+    def time_losses(self) -> int:
+        return sum(t["time_losses"] for t in (self.time_use or {}).values())
 
     @property
     def run_names(self) -> tuple[str, str]:
@@ -100,16 +113,27 @@ def run_match(config: MatchConfig, out_dir: str | Path, *, progress: bool = True
     run = run_games(config, out_dir, specs, players, event=f"zerochess match {config.name}",
                     progress=progress, stop_after=stop_after, force=force)
     rows = run.rows
+    time_use = None
+    if p1.time_control is not None:
+        time_use = write_time_use(run.out_dir, f"{config.name}: time use per move "
+                                  f"({p1.time_control} per side)")
     report = MatchReport(
         config, match_result(rows, p1.name),
         match_result([r for r in rows if r["white"] == p1.name], p1.name),
-        match_result([r for r in rows if r["black"] == p1.name], p1.name), run)
+        match_result([r for r in rows if r["black"] == p1.name], p1.name), run, time_use)
+    clock: dict[str, Any] = {}
+    if time_use is not None:
+        clock = {"time_control": str(p1.time_control), "time_losses": report.time_losses,
+                 "time_use": time_use}
     write_json(run.out_dir / "match.json", {
         "player1": p1.name, "player2": p2.name, **report.result.to_dict(),
-        "as_white": report.as_white.to_dict(), "as_black": report.as_black.to_dict()})
+        "as_white": report.as_white.to_dict(), "as_black": report.as_black.to_dict(),
+        **clock})
+    plot = "\n![time use](time_use.png)\n" if (run.out_dir / "time_use.png").is_file() \
+        else ""
     (run.out_dir / "summary.md").write_text(
         f"# Match {config.name}\n\n```\n{report.text()}\n```\n\n"
-        f"player1: `{_describe(p1)}`\n\nplayer2: `{_describe(p2)}`\n")
+        f"player1: `{_describe(p1)}`\n\nplayer2: `{_describe(p2)}`\n{plot}")
     return report
 
 

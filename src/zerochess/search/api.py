@@ -4,37 +4,44 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from collections.abc import Callable, Sequence
 
 import chess
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess import compile_cache
 from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
 from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
-from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.loop import RootInputs, SearchState, init_search, run_simulations
+from zerochess.search import cache as eval_cache
+from zerochess.search import loop, step
+from zerochess.search.config import SearchConfig, SearchParams, stack_configs
+from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
+from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.step import make_host_expand
-from zerochess.search.tree import bytes_per_node
+from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, bytes_per_node
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchBatch:
     """A batch of searches in progress: the boards and their device state.
 
-    The trees may be held as several equal shards (searched in parallel threads,
-    see ``Searcher``); ``state`` shows them as one batch for inspection.
+    The trees are held as one or more equal shards (see ``Searcher``); ``state`` shows
+    them as one batch for inspection. ``budget`` is the simulation count each tree was
+    last asked to reach, ``search_time_s`` the wall time of the ``run`` calls that
+    searched it.
     """
 
     boards: tuple[chess.Board, ...]
     shards: tuple[SearchState, ...]
+    budget: np.ndarray  # int64 [B]
+    search_time_s: np.ndarray  # float64 [B]
 
     def __len__(self) -> int:
         return len(self.boards)
@@ -45,6 +52,13 @@ class SearchBatch:
         if len(self.shards) == 1:
             return self.shards[0]
         return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
+
+    @property
+    def finished(self) -> np.ndarray:
+        """bool [B]: the tree reached its budget, or was stopped."""
+        sims, stopped = jax.device_get(
+            ([s.tree.simulations for s in self.shards], [s.stopped for s in self.shards]))
+        return (np.concatenate(sims) >= self.budget) | np.concatenate(stopped)
 
 
 class NoLegalMovesError(ValueError):
@@ -59,41 +73,123 @@ class Searcher:
       max_nodes: nodes per tree, N (a compile-time shape). A search needs
         simulations + 1 nodes; past that it stops expanding and reports
         ``dropped_simulations``.
-      expander: host move generation; default ``Expander()`` (worker processes
-        when the machine has more than one core).
-      shards: split a batch into this many equal shards searched in parallel threads.
-        XLA runs a small network on one CPU core, so on a multi-core CPU two shards
-        overlap one shard's network with the other's (and with host expansion).
-        Default: min(cores, 4) on CPU (1 for ``light`` models such as the built-in
-        evaluator, whose cost is all host work), 1 on accelerators. Results do not
-        depend on it.
+      leaves_per_step: L, leaves gathered per tree per step (lc0's minibatch; a
+        compile-time shape; ``SearchConfig.minibatch_size`` lowers it per tree). 1 is
+        the exact one-leaf-at-a-time search; more fill the network batch from a few
+        positions (one position with L = 64-256 keeps an accelerator busy).
+      cache_size: entries of the evaluation cache (lc0's NNCache), shared by every search
+        of this Searcher; 0 = none. ``clear_cache()`` empties it.
+      cache_history_length: what the cache key covers (lc0's CacheHistoryLength, 0..7):
+        7, the default, is the whole network input (results equal to no cache); 0 is
+        lc0's default (the position alone).
+      edges_per_node: edge pool entries provisioned per node (the pool holds the
+        legal moves of expanded nodes; a tree whose pool fills stops expanding and
+        reports it, ``SearchResult.out_of_edges``).
+      expander: host move generation; default ``Expander()`` (worker processes when
+        the machine has more than one core, used for large steps only).
+      shards: split a batch into this many equal shards, each its own state, whose
+        steps are pipelined (one's network runs while the other is expanded on the
+        host; on a CPU, two networks run on two cores). Default: 2 when L = 1 and the
+        batch splits into shards of >= 8 trees, else 1. Results do not depend on it.
+      groups: groups of leaves in flight per shard (1 or 2): with 2 (the default when
+        L > 1), one group is expanded on the host while the other is evaluated, and
+        each tree has up to 2 L leaves in flight. 1 keeps a tree's steps strictly in
+        turn (gather, expand, evaluate, back up).
+      compilation_cache: a directory for jax's persistent compilation cache, False to
+        leave jax's setting alone, or None (default): ``zerochess.compile_cache``'s
+        default directory unless one is already configured.
     """
 
-    def __init__(self, model: Model, max_nodes: int = 1024, expander: Expander | None = None,
-                 num_workers: int | None = None, shards: int | None = None):
+    def __init__(self, model: Model, max_nodes: int = 1024, leaves_per_step: int = 1,
+                 cache_size: int = 0, cache_history_length: int = eval_cache.FULL_HISTORY,
+                 edges_per_node: int = DEFAULT_EDGES_PER_NODE, expander: Expander | None = None,
+                 num_workers: int | None = None, shards: int | None = None,
+                 groups: int | None = None, compilation_cache: str | bool | None = None):
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be >= 2, got {max_nodes}")
-        if shards is None:
-            cores = os.cpu_count() or 1
-            on_cpu = jax.default_backend() == "cpu"
-            shards = min(cores, 4) if on_cpu and not model.light else 1
-        if shards < 1:
+        if leaves_per_step < 1:
+            raise ValueError(f"leaves_per_step must be >= 1, got {leaves_per_step}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        if not 0 <= cache_history_length <= eval_cache.FULL_HISTORY:
+            raise ValueError(f"cache_history_length must be in 0..7, got {cache_history_length}")
+        if edges_per_node < 1:
+            raise ValueError(f"edges_per_node must be >= 1, got {edges_per_node}")
+        if shards is not None and shards < 1:
             raise ValueError(f"shards must be >= 1, got {shards}")
+        if groups is not None and groups not in (1, 2):
+            raise ValueError(f"groups must be 1 or 2, got {groups}")
+        if compilation_cache is not False:
+            compile_cache.enable(compilation_cache if isinstance(compilation_cache, str)
+                                 else None)
         self.model = model
         self.max_nodes = int(max_nodes)
-        self.shards = int(shards)
-        self._pool = ThreadPoolExecutor(self.shards) if self.shards > 1 else None
+        self.leaves_per_step = int(leaves_per_step)
+        self.cache_size = int(cache_size)
+        self.cache_history_length = int(cache_history_length)
+        self.edges_per_node = int(edges_per_node)
+        self.shards = shards
+        self.groups = groups if groups is not None else (2 if leaves_per_step > 1 else 1)
         self.expander = expander if expander is not None else Expander(num_workers)
-        self.host_expand = make_host_expand(self.expander)
-        self._init = jax.jit(functools.partial(init_search, model.apply),
-                             static_argnames="num_nodes")
-        # the state is donated: a run updates the trees in place instead of copying them
-        self._run = jax.jit(functools.partial(run_simulations, model.apply, self.host_expand),
-                            donate_argnums=(1,))
+        self.host_expand = step.make_host_expand(self.expander)
+        self._cache = eval_cache.empty_cache(cache_size) if cache_size else None
+        self._lock = threading.Lock()
+        self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
+        self._networks: dict[int, Callable] = {}
+
+    # --- programs ------------------------------------------------------------------------
+
+    def _network(self, rows: int) -> Callable:
+        """The network on the first ``rows`` rows of an evaluation batch."""
+        if rows not in self._networks:
+            self._networks[rows] = functools.partial(_network, self.model.apply, rows=rows)
+        return self._networks[rows]
+
+    def _select(self, state: SearchState, limit: jax.Array):
+        return _select(state, limit, num_leaves=self.leaves_per_step)
+
+    def _prepare(self, state: SearchState, cache, leaves, expansion):
+        return _prepare(state, cache, leaves, expansion,
+                        history_length=self.cache_history_length)
+
+    def _evaluate(self, state: SearchState, cache, leaves, expansion, rows: int):
+        return _evaluate(state, cache, leaves, expansion, self.model.params,
+                         apply_fn=self.model.apply, rows=rows,
+                         history_length=self.cache_history_length)
+
+    def _finish_select(self, state: SearchState, cache, leaves, prepared, outputs, limit):
+        return _finish_select(state, cache, leaves, prepared, outputs, limit,
+                              num_leaves=self.leaves_per_step)
+
+    def _programs(self, shard_size: int) -> Programs:
+        rows = shard_size * self.leaves_per_step
+        return Programs(
+            select=self._select, evaluate=self._evaluate, prepare=self._prepare,
+            network=lambda net, size: self._network(size)(self.model.params, net),
+            finish_select=self._finish_select, finish=_finish, host_expand=self.host_expand,
+            rows=rows, buckets=loop.network_buckets(rows))
 
     @property
     def bytes_per_node(self) -> int:
-        return bytes_per_node()
+        return bytes_per_node(self.edges_per_node)
+
+    def clear_cache(self) -> None:
+        """Empty the evaluation cache (e.g. after changing the network's weights)."""
+        with self._lock:
+            if self._cache is not None:
+                self._cache = eval_cache.empty_cache(self.cache_size)
+
+    # --- searches ------------------------------------------------------------------------
+
+    def _shard_bounds(self, batch: int) -> list[tuple[int, int]]:
+        """Equal shards of >= 8 trees (one compile), else one shard."""
+        shards = self.shards
+        if shards is None:
+            shards = 2 if self.leaves_per_step == 1 else 1
+        while shards > 1 and (batch % shards or batch // shards < 8):
+            shards -= 1
+        size = batch // shards
+        return [(i * size, (i + 1) * size) for i in range(shards)]
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
              = SearchConfig(), seed: int | Sequence[int] = 0) -> SearchBatch:
@@ -106,32 +202,74 @@ class Searcher:
         boards = list(boards)
         if not boards:
             raise ValueError("no positions to search")
-        if isinstance(configs, SearchConfig):
-            configs = [configs] * len(boards)
-        configs = list(configs)
-        if len(configs) != len(boards):
-            raise ValueError(f"{len(configs)} configs for {len(boards)} positions")
+        configs = _per_tree(configs, len(boards))
         keys = batch_keys(seed, len(boards))
-        parts = self._split(len(boards))
         states = []
-        for a, b in parts:
-            roots = self.prepare_roots(boards[a:b], keys[a:b])
-            states.append(self._init(self.model.params, stack_configs(configs[a:b]), roots,
-                                     num_nodes=self.max_nodes))
-        return SearchBatch(tuple(b.copy() for b in boards), tuple(states))
+        for a, b in self._shard_bounds(len(boards)):
+            params = stack_configs(configs[a:b])
+            state = _empty(params, self.max_nodes, self.edges_per_node)
+            states.append(self._start(state, np.arange(b - a), boards[a:b], params, keys[a:b]))
+        return SearchBatch(tuple(b.copy() for b in boards), tuple(states),
+                           budget=np.zeros(len(boards), np.int64),
+                           search_time_s=np.zeros(len(boards)))
 
-    def _split(self, batch: int) -> list[tuple[int, int]]:
-        """Shard bounds: equal shards (one compile) of >= 8 trees, else one shard."""
-        shards = self.shards
-        while shards > 1 and (batch % shards or batch // shards < 8):
-            shards -= 1
-        size = batch // shards
-        return [(i * size, (i + 1) * size) for i in range(shards)]
+    def reset(self, batch: SearchBatch, slots: Sequence[int], boards: Sequence[chess.Board],
+              configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
+              seeds: int | Sequence[int] = 0) -> SearchBatch:
+        """Start new searches in tree ``slots`` of ``batch`` (no recompilation); the other
+        trees are untouched. ``seeds``: one seed (slot s draws from ``tree_key(seed, s)``,
+        as if the batch had been started with it) or one per slot (``tree_key(seed, 0)``).
+        Use the returned batch, not ``batch``.
+        """
+        slots = [int(s) for s in slots]
+        boards = list(boards)
+        if len(slots) != len(boards):
+            raise ValueError(f"{len(boards)} boards for {len(slots)} slots")
+        if len(set(slots)) != len(slots):
+            raise ValueError(f"slots must be distinct, got {slots}")
+        bad = [s for s in slots if not 0 <= s < len(batch)]
+        if bad:
+            raise ValueError(f"slots {bad} out of range for a batch of {len(batch)}")
+        if not slots:
+            return batch
+        configs = _per_tree(configs, len(slots))
+        if isinstance(seeds, (int, np.integer)):
+            keys = np.stack([tree_key(int(seeds), s) for s in slots])
+        else:
+            keys = batch_keys(seeds, len(slots))
+        size = len(batch) // len(batch.shards)
+        shards = list(batch.shards)
+        for k in range(len(shards)):
+            mine = [i for i, s in enumerate(slots) if s // size == k]
+            if mine:
+                shards[k] = self._start(
+                    shards[k], np.array([slots[i] - k * size for i in mine]),
+                    [boards[i] for i in mine], stack_configs([configs[i] for i in mine]),
+                    keys[mine])
+        new_boards = list(batch.boards)
+        budget, spent = batch.budget.copy(), batch.search_time_s.copy()
+        for s, board in zip(slots, boards, strict=True):
+            new_boards[s] = board.copy()
+            budget[s], spent[s] = 0, 0.0
+        return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent)
 
-    def _map(self, fn, items: list) -> list:
-        if self._pool is None or len(items) == 1:
-            return [fn(x) for x in items]
-        return list(self._pool.map(fn, items))
+    def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
+               params: SearchParams, keys: np.ndarray) -> SearchState:
+        """Evaluate ``boards``' roots and write them into ``slots`` of ``state``."""
+        size = state.tree.batch_size
+        count = len(boards)
+        roots = self.prepare_roots(boards, keys)
+        pad = size - count
+        if pad:  # unused rows (index ``size``: written nowhere)
+            roots, params = jax.tree.map(
+                lambda a: np.concatenate([a, np.repeat(a[:1], pad, axis=0)]),
+                (roots, jax.device_get(params)))
+        rows = size * self.leaves_per_step
+        net = _root_inputs(roots, params, np.int32(count), rows=rows)
+        outputs = self._network(_bucket(rows, count))(self.model.params, net)
+        index = np.full(size, size, np.int32)
+        index[:count] = slots
+        return _write_roots(state, index, roots, params, outputs)
 
     def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray) -> RootInputs:
         """Host side of init: root positions, legal moves, history; ``keys`` uint32 [B, 2]
@@ -149,37 +287,49 @@ class Searcher:
         exp = self.expander(position, np.full(len(boards), -1, np.int16))
         status = exp.status.copy()
         status[~np.isin(status, (GameStatus.CHECKMATE, GameStatus.STALEMATE))] = GameStatus.ONGOING
-        return RootInputs(
-            position=chess_state.PositionArrays(*(jnp.asarray(a) for a in position)),
-            legal=jnp.asarray(exp.legal), num_legal=jnp.asarray(exp.num_legal),
-            status=jnp.asarray(status),
-            history=jax.tree.map(lambda *rows: jnp.asarray(np.stack(rows)), *histories),
-            rng_key=jnp.asarray(keys, jnp.uint32),
+        return RootInputs(  # numpy: the programs take it as is (no device op per field)
+            position=position, legal=exp.legal, num_legal=exp.num_legal, status=status,
+            history=jax.tree.map(lambda *rows: np.stack(rows), *histories),
+            rng_key=np.asarray(keys, np.uint32),
         )
 
-    def run(self, batch: SearchBatch, num_simulations: int | Sequence[int]) -> SearchBatch:
+    def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],
+            time_limit_s: float | None = None,
+            progress: Callable[[int, int], None] | None = None) -> SearchBatch:
         """Continue the trees for ``num_simulations`` more simulations (resumable).
 
         ``num_simulations`` is one count for all trees or one per tree (trees that are
-        done sit idle while the others go on). The trees are updated in place: use the
-        returned batch, not ``batch``.
+        done take no more host work or network rows while the others go on). With
+        ``time_limit_s`` the run also returns once that much wall time has passed (checked
+        between steps; the leaves in flight are finished first). ``progress(done, total)``
+        is called between steps with the simulations started so far and requested, over
+        the batch. The trees are updated in place: use the returned batch, not ``batch``.
         """
         counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
         if counts.min(initial=0) < 0:
             raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
+        if time_limit_s is not None and not time_limit_s >= 0:
+            raise ValueError(f"time_limit_s must be >= 0, got {time_limit_s}")
+        start = time.perf_counter()
+        deadline = None if time_limit_s is None else start + time_limit_s
         size = len(batch) // len(batch.shards)
-
-        def run_shard(i: int) -> SearchState:
-            shard = batch.shards[i]
-            part = counts[i * size:(i + 1) * size]
-            limit = shard.tree.simulations + jnp.asarray(part, jnp.int32)
-            state = self._run(self.model.params, shard, limit, jnp.int32(part.max()))
-            # Wait here: the run calls back into Python (host expansion); a run still in
-            # flight at interpreter exit would call into a finalizing runtime.
-            return jax.block_until_ready(state)
-
-        states = self._map(run_shard, list(range(len(batch.shards))))
-        return dataclasses.replace(batch, shards=tuple(states))
+        sims = np.concatenate(jax.device_get([s.tree.simulations for s in batch.shards]))
+        budget = sims + counts
+        limits = [np.minimum(budget[k * size:(k + 1) * size], 2**31 - 1).astype(np.int32)
+                  for k in range(len(batch.shards))]
+        stats = PipelineStats()
+        total = int(counts.sum())
+        report = None if progress is None else (lambda left: progress(total - left, total))
+        with self._lock:
+            states, self._cache = loop.run_pipeline(
+                self._programs(size), list(batch.shards), self._cache, limits, self.groups,
+                deadline, stats, report)
+            # Wait here: a caller reading results, or the interpreter exiting, must not find
+            # the device still writing these trees.
+            states = jax.block_until_ready(states)
+        self.last_run = stats
+        spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
+        return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent)
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
@@ -187,30 +337,70 @@ class Searcher:
         out: list[SearchResult] = []
         for i, state in enumerate(batch.shards):
             summary = jax.device_get(summarize(state.tree, state.params.draw_score))
-            out += read_results(list(batch.boards[i * size:(i + 1) * size]), summary,
-                                np.asarray(state.root_policy), np.asarray(state.params.draw_score))
+            part = slice(i * size, (i + 1) * size)
+            out += read_results(list(batch.boards[part]), summary, np.asarray(state.root_policy),
+                                np.asarray(state.params.draw_score), batch.search_time_s[part])
         return out
 
     def search(self, boards: Sequence[chess.Board],
                configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
-               num_simulations: int = 800, seed: int = 0) -> list[SearchResult]:
+               num_simulations: int = 800, seed: int = 0,
+               time_limit_s: float | None = None) -> list[SearchResult]:
         """init + run + results in one call."""
-        return self.results(self.run(self.init(boards, configs, seed), num_simulations))
+        batch = self.init(boards, configs, seed)
+        return self.results(self.run(batch, num_simulations, time_limit_s))
+
+
+def _bucket(rows: int, count: int) -> int:
+    return next(b for b in loop.network_buckets(rows) if b >= count)
+
+
+def _per_tree(configs: SearchConfig | Sequence[SearchConfig], count: int) -> list[SearchConfig]:
+    if isinstance(configs, SearchConfig):
+        return [configs] * count
+    configs = list(configs)
+    if len(configs) != count:
+        raise ValueError(f"{len(configs)} configs for {count} positions")
+    return configs
+
+
+def _prepare_state(state: SearchState, cache, leaves, expansion, history_length: int):
+    return step.prepare(state.tree, state.params, cache, leaves, expansion, history_length)
+
+
+# The device programs, shared by every Searcher (jax caches them per static argument and
+# shape). The arrays a program changes are donated (the trees are updated in place) and
+# only those are passed back (``StateProgram``).
+_empty = jax.jit(loop.empty_state, static_argnums=(1, 2))
+_root_inputs = jax.jit(loop.root_net_inputs, static_argnames="rows")
+_write_roots = StateProgram(loop.write_roots)
+_select = StateProgram(loop.select, static_argnames=("num_leaves",))
+_prepare = jax.jit(_prepare_state, static_argnames="history_length")
+_network = jax.jit(step.network, static_argnums=(0,), static_argnames="rows")
+_evaluate = jax.jit(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
+_finish = StateProgram(loop.finish_only, donate=(0,))
+_finish_select = StateProgram(loop.finish_select, static_argnames=("num_leaves",),
+                              donate=(0,))
 
 
 @jax.jit
-def _fold_keys(base: jax.Array, indices: jax.Array) -> jax.Array:
-    return jax.vmap(lambda i: jax.random.key_data(
-        jax.random.fold_in(jax.random.wrap_key_data(base), i)))(indices)
+def _fold_keys(seed: jax.Array, indices: jax.Array) -> jax.Array:
+    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed]))
+    return jax.vmap(lambda i: jax.random.key_data(jax.random.fold_in(base, i)))(indices)
+
+
+def _seed_word(seed: int) -> np.uint32:
+    """``jax.random.PRNGKey(seed)`` is (0, seed mod 2**32) with 32-bit jax: its low word."""
+    if not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    return np.uint32(seed & 0xFFFFFFFF)
 
 
 def tree_keys(seed: int, count: int) -> np.ndarray:
     """Raw PRNG keys (uint32 [count, 2]) of the trees of a batch searched with ``seed``:
     every random choice of tree i (noise, search-contempt draws) flows from key i."""
-    if not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
-    base = jax.random.key_data(jax.random.PRNGKey(seed))
-    return np.asarray(_fold_keys(base, jnp.arange(count, dtype=jnp.uint32)), np.uint32)
+    return np.asarray(_fold_keys(_seed_word(seed), np.arange(count, dtype=np.uint32)),
+                      np.uint32)
 
 
 def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
@@ -226,8 +416,9 @@ def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
 
 def tree_key(seed: int, index: int) -> np.ndarray:
     """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
-    if not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
-    base = jax.random.key_data(jax.random.PRNGKey(seed))
-    return np.asarray(_fold_keys(base, jnp.asarray([index], jnp.uint32))[0], np.uint32)
+    return np.asarray(_fold_keys(_seed_word(seed), np.asarray([index], np.uint32))[0],
+                      np.uint32)
 
+
+__all__ = ["NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys", "tree_key",
+           "tree_keys"]

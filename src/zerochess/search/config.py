@@ -45,6 +45,16 @@ class SearchConfig:
     # AlphaZero / mctx.muzero_policy constants (selection == "alphazero")
     pb_c_init: float = 1.25
     pb_c_base: float = 19652.0
+    # multi-leaf gathering (lc0 MinibatchSize, MaxCollisionEvents, MaxCollisionVisits and
+    # its scaling): leaves gathered per tree and step, at most the Searcher's
+    # leaves_per_step (None: that many); collisions allowed per step, growing with the
+    # root's visits from 1 at the scaling start to max_collision_visits at its end
+    minibatch_size: int | None = None
+    max_collision_events: int = 917
+    max_collision_visits: int = 80000
+    max_collision_visits_scaling_start: int = 28
+    max_collision_visits_scaling_end: int = 145000
+    max_collision_visits_scaling_power: float = 1.25
 
     def __post_init__(self) -> None:
         _positive("cpuct", self.cpuct, allow_zero=True)
@@ -59,6 +69,13 @@ class SearchConfig:
             _positive("dirichlet_alpha", self.dirichlet_alpha)
         if not -1.0 <= self.draw_score <= 1.0:
             raise ValueError(f"draw_score must be in [-1, 1], got {self.draw_score}")
+        if self.minibatch_size is not None and self.minibatch_size < 1:
+            raise ValueError(f"minibatch_size must be >= 1 or None, got {self.minibatch_size}")
+        for name in ("max_collision_events", "max_collision_visits",
+                     "max_collision_visits_scaling_start"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        _positive("max_collision_visits_scaling_power", self.max_collision_visits_scaling_power)
         if self.selection not in SELECTION_RULES:
             raise ValueError(f"selection must be one of {sorted(SELECTION_RULES)}, "
                              f"got {self.selection!r}")
@@ -105,6 +122,12 @@ class SearchParams:
     selection: chex.Array  # int32 index into selection.SELECTION_RULES
     pb_c_init: chex.Array
     pb_c_base: chex.Array
+    minibatch_size: chex.Array  # int32, 0 = the Searcher's leaves_per_step
+    max_collision_events: chex.Array  # int32
+    max_collision_visits: chex.Array  # int32
+    collision_scaling_start: chex.Array  # float32
+    collision_scaling_end: chex.Array  # float32
+    collision_scaling_power: chex.Array  # float32
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -139,4 +162,10 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         selection=col(lambda c: rules.index(c.selection), i32),
         pb_c_init=col(lambda c: c.pb_c_init, f32),
         pb_c_base=col(lambda c: c.pb_c_base, f32),
+        minibatch_size=col(lambda c: min(c.minibatch_size or 0, 2**30), i32),
+        max_collision_events=col(lambda c: min(c.max_collision_events, 2**30), i32),
+        max_collision_visits=col(lambda c: min(c.max_collision_visits, 2**30), i32),
+        collision_scaling_start=col(lambda c: c.max_collision_visits_scaling_start, f32),
+        collision_scaling_end=col(lambda c: c.max_collision_visits_scaling_end, f32),
+        collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
     )

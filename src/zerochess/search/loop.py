@@ -1,35 +1,51 @@
-"""The jitted search: init the roots, then simulate (``step``'s select, expand on the host,
-evaluate, backup), one new leaf per tree per step, inside ``lax.fori_loop``.
+"""The search loop: jitted device programs driven by a Python loop that expands on the host.
 
-The host expansion (python-chess) runs through one ``jax.pure_callback`` per step
-for the whole batch: ~120 us per call amortised over B leaves, and it keeps the
-whole simulation loop in one compiled program (no Python dispatch per step).
+Device programs (pure jax, no host callbacks, so jax's persistent compilation cache can
+keep them between processes):
+
+- ``write_roots``: put evaluated roots (with Dirichlet noise) into tree slots;
+- ``select`` (``gather.gather``): the next group of leaves of every tree, their nodes
+  allocated and their visits in flight;
+- ``prepare``, ``network``, ``finish`` (``step``): inputs, cache and compaction; the
+  network on the rows that need it; write, back up, release.
+
+``run_pipeline`` drives them. It keeps several *lanes* in flight: a lane is a shard of
+the batch (its own ``SearchState``) and a group of leaves of it. While the device runs
+one lane's network, the host expands another lane's leaves (python-chess): the lanes'
+programs are dispatched in an order that lets jax's asynchronous dispatch overlap the
+two, on an accelerator's single stream as on the CPU (where two networks in flight
+also run on two cores at once). A lane's trees see the other lanes' leaves of the same
+trees as visits in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from zerochess.chess.history import RootHistory
+from zerochess.chess.rules import Expansion
 from zerochess.chess.state import PositionArrays, position_hash
+from zerochess.search import step
+from zerochess.search.cache import EvalCache
 from zerochess.search.config import SearchParams
+from zerochess.search.gather import ExpandRequest, Leaves, expand_request, gather
 from zerochess.search.history import root_input_history
 from zerochess.search.step import (
     HostExpand,
     LeafInputs,
-    backup,
-    evaluate,
-    evaluate_leaves,
-    expand,
-    expand_request,
-    select,
+    LeafOutputs,
+    NetInputs,
+    Prepared,
 )
-from zerochess.search.tree import K, Tree, empty_tree, write_nodes
+from zerochess.search.tree import PRIOR_DTYPE, K, Tree, empty_stats, empty_tree
 
 
 @chex.dataclass(frozen=True)
@@ -39,6 +55,7 @@ class SearchState:
     tree: Tree
     params: SearchParams
     root_policy: chex.Array  # float32 [B, K] raw network policy at the root, softmax T=1
+    stopped: chex.Array  # bool [B] the tree takes no more simulations (a stopper decided)
 
 
 @chex.dataclass(frozen=True)
@@ -51,6 +68,14 @@ class RootInputs:
     status: chex.Array  # int8 [B] GameStatus: only checkmate/stalemate end a game at a root
     history: RootHistory  # [B, ...] the game before each root
     rng_key: chex.Array  # uint32 [B, 2]
+
+
+def empty_state(params: SearchParams, num_nodes: int, edges_per_node: int) -> SearchState:
+    """A batch of empty trees (``params`` [B] gives B); ``write_roots`` fills the roots."""
+    batch = params.cpuct.shape[0]
+    return SearchState(tree=empty_tree(batch, num_nodes, edges_per_node), params=params,
+                       root_policy=jnp.zeros((batch, K), jnp.float32),
+                       stopped=jnp.zeros((batch,), jnp.bool_))
 
 
 def _dirichlet_noise(priors: chex.Array, roots: RootInputs, params: SearchParams) -> chex.Array:
@@ -66,44 +91,283 @@ def _dirichlet_noise(priors: chex.Array, roots: RootInputs, params: SearchParams
     return jnp.where(eps > 0, (1 - eps) * priors + eps * noise, priors)
 
 
-def init_search(apply_fn: Callable, model_params: Any, params: SearchParams, roots: RootInputs,
-                num_nodes: int) -> SearchState:
-    """Trees holding only their evaluated roots (visits = 1), Dirichlet noise applied."""
+def root_net_inputs(roots: RootInputs, params: SearchParams, count: chex.Array,
+                    rows: int) -> NetInputs:
+    """The roots [B] as an evaluation batch of ``rows`` (static, >= B) rows, the first
+    ``count`` of them in use."""
     pos = roots.position
-    batch = pos.board.shape[0]
     boards, repeated = root_input_history(pos.board, roots.history)
-    net = evaluate_leaves(
-        apply_fn, model_params,
-        LeafInputs(boards=boards, repeated=repeated, turn=pos.turn, castling=pos.castling,
-                   rule50=pos.rule50, legal=roots.legal, num_legal=roots.num_legal),
-        params.policy_temperature)
-    wdl = net.wdl
-    tree = empty_tree(batch, num_nodes).replace(rng_key=roots.rng_key,
-                                                root_history=roots.history)
-    # the root's own evaluation is its first visit (mover-into-root perspective: -(W - L))
-    tree = write_nodes(
-        tree, jnp.zeros(batch, jnp.int32), position=pos,
-        key=position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep),
-        repetitions=roots.history.repetitions, status=roots.status, num_legal=roots.num_legal,
-        edge_move=roots.legal, edge_prior=_dirichlet_noise(net.priors, roots, params),
-        raw_wdl=wdl, visits=1, wl_sum=wdl[:, 2] - wdl[:, 0], d_sum=wdl[:, 1])
-    return SearchState(tree=tree, params=params, root_policy=net.policy)
+    inputs = LeafInputs(boards=boards, repeated=repeated, turn=pos.turn, castling=pos.castling,
+                        rule50=pos.rule50, legal=roots.legal, num_legal=roots.num_legal)
+    pad = rows - pos.board.shape[0]
+    padded = jax.tree.map(lambda a: jnp.concatenate([a, jnp.zeros((pad, *a.shape[1:]), a.dtype)]),
+                          (inputs, params.policy_temperature))
+    return NetInputs(inputs=padded[0], temperature=jnp.where(
+        jnp.arange(rows) < count, padded[1], 1.0), count=count)
 
 
-def simulate(apply_fn: Callable, host_expand: HostExpand, model_params: Any, state: SearchState,
-             limit: chex.Array) -> SearchState:
-    """One simulation for every tree of the batch whose simulation count is below ``limit``."""
+def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params: SearchParams,
+                outputs: LeafOutputs) -> SearchState:
+    """Start new searches in tree slots ``slots`` [B] (int32; B or more: unused row).
+
+    Row i of ``roots`` / ``params`` / ``outputs`` (the network on the roots, at least B
+    rows) goes to slot ``slots[i]``. The tree holds only its evaluated root (visits = 1;
+    Dirichlet noise applied); what other slots hold is not touched. Nodes past
+    ``node_count`` and pool entries past ``edge_count`` of a reset tree keep stale values
+    that nothing reads: a node is written when it is allocated.
+    """
+    batch = slots.shape[0]
+    wdl = outputs.wdl[:batch]
+    policy = outputs.policy[:batch]
+    priors = _dirichlet_noise(outputs.priors[:batch], roots, params)
+    pos = roots.position
+    tree = state.tree
+
+    def node0(arr, value):
+        return arr.at[slots, 0].set(value, mode="drop")
+
+    def row(arr, value):
+        return arr.at[slots].set(value, mode="drop")
+
+    def pool(arr, value):
+        return arr.at[slots[:, None], jnp.arange(K)[None, :]].set(value, mode="drop")
+
+    tree = tree.replace(
+        parent=node0(tree.parent, -1), depth=node0(tree.depth, 0),
+        position=jax.tree.map(node0, tree.position, pos),
+        key=node0(tree.key, position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep)),
+        repetitions=node0(tree.repetitions, roots.history.repetitions),
+        status=node0(tree.status, roots.status), num_legal=node0(tree.num_legal, roots.num_legal),
+        edge_start=node0(tree.edge_start, 0), visits=node0(tree.visits, 1),
+        in_flight=node0(tree.in_flight, 0),
+        # the root's own evaluation is its first visit (mover-into-root perspective: -(W - L))
+        wl_sum=node0(tree.wl_sum, wdl[:, 2] - wdl[:, 0]), d_sum=node0(tree.d_sum, wdl[:, 1]),
+        raw_wdl=node0(tree.raw_wdl, wdl),
+        edges=tree.edges.replace(
+            move=pool(tree.edges.move, roots.legal),
+            prior=pool(tree.edges.prior, priors.astype(PRIOR_DTYPE)),
+            child=pool(tree.edges.child, -1), frozen=pool(tree.edges.frozen, 0)),
+        root_prior=row(tree.root_prior, priors), node_count=row(tree.node_count, 1),
+        edge_count=row(tree.edge_count, roots.num_legal),
+        full=row(tree.full, False), dropped=row(tree.dropped, 0),
+        simulations=row(tree.simulations, 0), draws=row(tree.draws, 0),
+        rng_key=row(tree.rng_key, roots.rng_key),
+        root_history=jax.tree.map(row, tree.root_history, roots.history),
+        stats=jax.tree.map(row, tree.stats, empty_stats(batch).replace(
+            playouts=jnp.ones(batch, jnp.int32), depth_sum=jnp.ones(batch, jnp.int32),
+            max_depth=jnp.ones(batch, jnp.int32), nn_evals=jnp.ones(batch, jnp.int32))))
+    return state.replace(tree=tree, params=jax.tree.map(row, state.params, params),
+                         root_policy=row(state.root_policy, policy),
+                         stopped=row(state.stopped, False))
+
+
+def select(state: SearchState, limit: chex.Array, num_leaves: int
+           ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
+    """Gather the next group of leaves of every tree that has simulations left.
+
+    Args:
+      state: the batch [B].
+      limit: int32 [B] simulation count each tree should reach.
+      num_leaves: L (static).
+
+    Returns:
+      The state, the ``Leaves`` [B, L], the host's ``ExpandRequest`` [B, L], and the
+      simulations each tree has left to start after this group (int32 [B], 0 when stopped).
+    """
     tree, params = state.tree, state.params
-    leaves = select(tree, params, active=tree.simulations < limit)
-    expansion = expand(host_expand, expand_request(tree, leaves))
-    evaluation = evaluate(apply_fn, model_params, tree, params, leaves, expansion)
-    return state.replace(tree=backup(tree, params, leaves, expansion, evaluation))
+    width = jnp.where(params.minibatch_size > 0, jnp.minimum(params.minibatch_size, num_leaves),
+                      num_leaves)
+    left = jnp.where(state.stopped, 0, limit - tree.simulations)
+    tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)
+    left = jnp.where(state.stopped, 0, jnp.maximum(limit - tree.simulations, 0))
+    return state.replace(tree=tree), leaves, expand_request(tree, leaves), left
 
 
-def run_simulations(apply_fn: Callable, host_expand: HostExpand, model_params: Any,
-                    state: SearchState, limit: chex.Array, num_steps: chex.Array) -> SearchState:
-    """Simulate until every tree has ``limit`` [B] simulations (``num_steps`` = the most
-    any tree needs; both traced, so no recompilation)."""
-    return jax.lax.fori_loop(
-        0, num_steps,
-        lambda _, s: simulate(apply_fn, host_expand, model_params, s, limit), state)
+def finish_select(state: SearchState, cache: EvalCache | None, leaves: Leaves,
+                  prepared: Prepared, outputs: LeafOutputs, limit: chex.Array, num_leaves: int
+                  ) -> tuple[SearchState, EvalCache | None, Leaves, ExpandRequest, chex.Array]:
+    """``step.finish`` of one group, then ``select`` of its next group (one program)."""
+    tree, cache = step.finish(state.tree, state.params, cache, leaves, prepared, outputs)
+    state, leaves, request, left = select(state.replace(tree=tree), limit, num_leaves)
+    return state, cache, leaves, request, left
+
+
+def finish_only(state: SearchState, cache: EvalCache | None, leaves: Leaves,
+                prepared: Prepared, outputs: LeafOutputs) -> tuple[SearchState, EvalCache | None]:
+    tree, cache = step.finish(state.tree, state.params, cache, leaves, prepared, outputs)
+    return state.replace(tree=tree), cache
+
+
+def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expansion: Expansion,
+             model_params: Any, apply_fn: Callable, rows: int, history_length: int
+             ) -> tuple[Prepared, LeafOutputs]:
+    """``step.prepare`` then the network on the first ``rows`` rows (0: no network)."""
+    prepared, net = step.prepare(state.tree, state.params, cache, leaves, expansion,
+                                 history_length)
+    size = net.temperature.shape[0]
+    if rows:
+        outputs = step.network(apply_fn, model_params, net, rows)
+    else:
+        outputs = LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
+                              policy=jnp.zeros((size, K), jnp.float32),
+                              wdl=jnp.zeros((size, 3), jnp.float32))
+    return prepared, outputs
+
+
+# --- the host loop -------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Programs:
+    """The compiled programs of one ``Searcher`` and batch shape (see the module docstring)."""
+
+    select: Callable  # (state, limit) -> (state, leaves, request, left)
+    evaluate: Callable  # (state, cache, leaves, expansion, rows) -> (prepared, outputs)
+    prepare: Callable  # (state, cache, leaves, expansion) -> (prepared, net_inputs)
+    network: Callable  # (net_inputs, rows) -> outputs
+    finish_select: Callable  # (state, cache, leaves, prepared, outputs, limit)
+    #                          -> (state, cache, leaves, request, left)
+    finish: Callable  # (state, cache, leaves, prepared, outputs) -> (state, cache)
+    host_expand: HostExpand
+    rows: int  # R, the evaluation batch (B x L of a shard)
+    buckets: tuple[int, ...]  # network sizes, ascending; the last is R
+
+    def bucket(self, count: int) -> int:
+        return 0 if count <= 0 else next(b for b in self.buckets if b >= count)
+
+
+def network_buckets(rows: int, factor: int = 4) -> tuple[int, ...]:
+    """Evaluation batch sizes compiled for the network: R, R / 4, R / 16, ... >= 1."""
+    sizes = {rows}
+    size = rows
+    while size > 1:
+        size = max(1, -(-size // factor))
+        sizes.add(size)
+    return tuple(sorted(sizes))
+
+
+@dataclasses.dataclass
+class PipelineStats:
+    """What one ``run_pipeline`` call did (batch level)."""
+
+    steps: int = 0  # groups evaluated
+    rows_used: int = 0  # rows needing the network as the host saw them (new, ongoing leaves)
+    rows_available: int = 0  # rows of the evaluation batches the network ran on
+    rows_capacity: int = 0  # R per step (the fixed evaluation batch)
+    host_s: float = 0.0  # time spent expanding on the host
+    wait_s: float = 0.0  # time the host waited for the device
+
+
+@dataclasses.dataclass
+class _Lane:
+    shard: int
+    stage: str = "idle"  # idle -> selected -> evaluating -> selected ... -> idle
+    exhausted: bool = False
+    leaves: Leaves | None = None
+    request: Any = None
+    left: Any = None
+    prepared: Prepared | None = None
+    outputs: LeafOutputs | None = None
+
+
+def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache | None,
+                 limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
+                 stats: PipelineStats | None = None,
+                 progress: Callable[[int], None] | None = None
+                 ) -> tuple[list[SearchState], EvalCache | None]:
+    """Simulate every shard until its trees reach ``limits`` (or are stopped), or until the
+    host clock passes ``deadline`` (``time.perf_counter()``; then the groups in flight are
+    finished and no new ones started).
+
+    ``groups`` lanes per shard are kept in flight (see the module docstring). A lane
+    cycles: its leaves are fetched and expanded on the host; its ``prepare`` is
+    dispatched; then the ``finish_select`` of the lane evaluated before it (back up, then
+    gather that lane's next group); then this lane's ``network``. So the other lane's
+    next leaves are gathered ahead of this network in the device's queue and can be
+    expanded on the host while it runs, and on a CPU the two lanes' networks can run at
+    once (neither waits for the other's backup). With one lane every step is gather,
+    expand, evaluate (one program), back up and gather again (one program).
+
+    The network of a step runs on the smallest compiled batch that holds the new,
+    ongoing leaves the host expanded (cache hits and repetition draws among them, known
+    only on the device, are padding). ``progress(left)`` is called as groups are
+    expanded, with the simulations the batch has left to start.
+    """
+    stats = stats if stats is not None else PipelineStats()
+    lanes = [_Lane(shard=s) for _ in range(groups) for s in range(len(states))]
+    states = list(states)
+    remaining: dict[int, int] = {}
+
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
+    def select(lane: _Lane) -> None:
+        state, leaves, request, left = programs.select(states[lane.shard], limits[lane.shard])
+        states[lane.shard] = state
+        lane.leaves, lane.request, lane.left, lane.stage = leaves, request, left, "selected"
+
+    def expand(lane: _Lane) -> tuple[Any, int]:
+        """Fetch and expand the lane's leaves; returns the expansion and the network rows."""
+        t0 = time.perf_counter()
+        request, left = jax.device_get((lane.request, lane.left))
+        t1 = time.perf_counter()
+        lane.exhausted = lane.exhausted or not np.any(left > 0) or late()
+        if progress is not None:
+            remaining[lane.shard] = int(np.sum(left))
+            if len(remaining) == len(states):
+                progress(sum(remaining.values()))
+        expansion = programs.host_expand(request)
+        stats.wait_s += t1 - t0
+        stats.host_s += time.perf_counter() - t1
+        bound = int(np.sum(np.asarray(request.mask) & (expansion.status == 0)))
+        rows = programs.bucket(bound)
+        stats.steps += 1
+        stats.rows_used += bound
+        stats.rows_available += rows
+        stats.rows_capacity += programs.rows
+        lane.request = lane.left = None
+        return expansion, rows
+
+    def finish(lane: _Lane) -> None:
+        nonlocal cache
+        s = lane.shard
+        if lane.exhausted:
+            states[s], cache = programs.finish(states[s], cache, lane.leaves, lane.prepared,
+                                               lane.outputs)
+            lane.leaves = None
+            lane.stage = "idle"
+        else:
+            (states[s], cache, lane.leaves, lane.request,
+             lane.left) = programs.finish_select(states[s], cache, lane.leaves, lane.prepared,
+                                                 lane.outputs, limits[s])
+            lane.stage = "selected"
+        lane.prepared = lane.outputs = None
+
+    for lane in lanes:
+        if late():
+            break
+        select(lane)
+    count = len(lanes)
+    i = 0
+    while any(lane.stage != "idle" for lane in lanes):
+        cur = lanes[i % count]
+        i += 1
+        if count == 1:
+            if cur.stage == "selected":
+                expansion, rows = expand(cur)
+                cur.prepared, cur.outputs = programs.evaluate(states[cur.shard], cache,
+                                                              cur.leaves, expansion, rows)
+            finish(cur)
+            continue
+        nxt = lanes[i % count]
+        net = None
+        if cur.stage == "selected":
+            expansion, rows = expand(cur)
+            cur.prepared, net = programs.prepare(states[cur.shard], cache, cur.leaves,
+                                                 expansion)
+        if nxt.stage == "evaluating":
+            finish(nxt)
+        if net is not None:
+            cur.outputs = programs.network(net, rows)
+            cur.stage = "evaluating"
+    return states, cache

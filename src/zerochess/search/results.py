@@ -7,79 +7,86 @@ import dataclasses
 from typing import Any
 
 import chess
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
-from zerochess.search.tree import Tree
+from zerochess.search.tree import Tree, node_edges
 
 PV_LENGTH = 16
 
 
-def _best_slots(tree: Tree, draw_score: jax.Array) -> jax.Array:
-    """lc0's best child of every node, [B, N] (-1 where no child was visited).
+def _best_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Array:
+    """lc0's best child slot of ``node`` of one tree (-1 where no child was visited).
 
     Order: a child that mates first, then most visits, then higher Q, then higher prior.
     """
-    children = tree.edge_child  # [B, N, K]
-    safe = jnp.maximum(children, 0)
-    exists = children >= 0
-    take = jax.vmap(lambda a, idx: a[idx])
-    visits = jnp.where(exists, take(tree.visits, safe), 0)
+    edges = node_edges(tree, node)
+    exists = edges.child >= 0
+    safe = jnp.maximum(edges.child, 0)
+    visits = jnp.where(exists, tree.visits[safe], 0)
     n = jnp.maximum(visits, 1).astype(jnp.float32)
-    ds = jnp.where(tree.depth % 2 == 0, draw_score[:, None], -draw_score[:, None])[..., None]
-    q = (take(tree.wl_sum, safe) + ds * take(tree.d_sum, safe)) / n
-    win = exists & (take(tree.status, safe) == GameStatus.CHECKMATE) & (visits > 0)
-    cand = jnp.where(win.any(-1, keepdims=True), win, visits > 0)
-    best_v = jnp.max(jnp.where(cand, visits, -1), -1, keepdims=True)
-    cand &= visits == best_v
-    best_q = jnp.max(jnp.where(cand, q, -jnp.inf), -1, keepdims=True)
-    cand &= q == best_q
-    best_p = jnp.max(jnp.where(cand, tree.edge_prior, -jnp.inf), -1, keepdims=True)
-    cand &= tree.edge_prior == best_p
-    return jnp.where(cand.any(-1), jnp.argmax(cand, -1), -1).astype(jnp.int32)
+    ds = jnp.where(tree.depth[node] % 2 == 0, draw_score, -draw_score)
+    q = (tree.wl_sum[safe] + ds * tree.d_sum[safe]) / n
+    prior = edges.prior
+    win = exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0)
+    cand = jnp.where(win.any(), win, visits > 0)
+    cand &= visits == jnp.max(jnp.where(cand, visits, -1))
+    cand &= q == jnp.max(jnp.where(cand, q, -jnp.inf))
+    cand &= prior == jnp.max(jnp.where(cand, prior, -jnp.inf))
+    return jnp.where(cand.any(), jnp.argmax(cand), -1).astype(jnp.int32)
+
+
+def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]:
+    root = node_edges(tree, jnp.int32(0))
+    exists = root.child >= 0
+    safe = jnp.maximum(root.child, 0)
+
+    def line(node):
+        """The best continuation (1858 indices, -1 padded) from ``node``."""
+        moves = []
+        for _ in range(PV_LENGTH):
+            ok = node >= 0
+            safe_node = jnp.maximum(node, 0)
+            slot = jnp.where(ok, _best_slot(tree, safe_node, draw_score), -1)
+            edges = node_edges(tree, safe_node)
+            moves.append(jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1))
+            node = jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1)
+        return jnp.stack(moves)
+
+    return dict(
+        moves=root.move,  # [K]
+        prior=tree.root_prior,  # [K]
+        visits=jnp.where(exists, tree.visits[safe], 0),  # [K]
+        in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
+        wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
+        d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),  # [K]
+        child_status=jnp.where(exists, tree.status[safe], 0),  # [K]
+        child_raw_wdl=jnp.where(exists[:, None], tree.raw_wdl[safe], jnp.nan),  # [K, 3]
+        pv=jax.vmap(line)(root.child),  # [K, PV_LENGTH]
+        best_slot=_best_slot(tree, jnp.int32(0), draw_score),
+        num_legal=tree.num_legal[0],
+        root_visits=tree.visits[0],
+        root_wl=tree.wl_sum[0] / jnp.maximum(tree.visits[0], 1),
+        root_d=tree.d_sum[0] / jnp.maximum(tree.visits[0], 1),
+        raw_wdl=tree.raw_wdl[0],  # [3]
+        node_count=tree.node_count,
+        edge_count=tree.edge_count,
+        full=tree.full,
+        dropped=tree.dropped,
+        simulations=tree.simulations,
+        **{f"stat_{name}": value for name, value in tree.stats.items()},
+    )
 
 
 @jax.jit
 def summarize(tree: Tree, draw_score: jax.Array) -> dict[str, jax.Array]:
-    """Root statistics and PVs, small enough to bring to the host. Shapes in comments."""
-    batch = tree.visits.shape[0]
-    b = jnp.arange(batch)
-    best = _best_slots(tree, draw_score)  # [B, N]
-    next_node = jnp.where(best >= 0, jnp.take_along_axis(
-        tree.edge_child, jnp.maximum(best, 0)[..., None], -1)[..., 0], -1)  # [B, N]
-    next_move = jnp.where(best >= 0, jnp.take_along_axis(
-        tree.edge_move, jnp.maximum(best, 0)[..., None], -1)[..., 0], -1)  # [B, N]
-    root_children = tree.edge_child[:, 0]  # [B, K]
-    pv = []  # continuation after each root move, PV_LENGTH x [B, K]
-    cur = root_children
-    for _ in range(PV_LENGTH):
-        ok = cur >= 0
-        safe = jnp.maximum(cur, 0)
-        pv.append(jnp.where(ok, next_move[b[:, None], safe], -1))
-        cur = jnp.where(ok, next_node[b[:, None], safe], -1)
-    safe_c = jnp.maximum(root_children, 0)
-    exists = root_children >= 0
-    return dict(
-        moves=tree.edge_move[:, 0],  # [B, K]
-        prior=tree.edge_prior[:, 0],  # [B, K]
-        visits=jnp.where(exists, tree.visits[b[:, None], safe_c], 0),  # [B, K]
-        wl_sum=jnp.where(exists, tree.wl_sum[b[:, None], safe_c], 0.0),  # [B, K]
-        d_sum=jnp.where(exists, tree.d_sum[b[:, None], safe_c], 0.0),  # [B, K]
-        child_status=jnp.where(exists, tree.status[b[:, None], safe_c], 0),  # [B, K]
-        pv=jnp.stack(pv, -1),  # [B, K, PV_LENGTH]
-        best_slot=best[:, 0],  # [B]
-        num_legal=tree.num_legal[:, 0],
-        root_visits=tree.visits[:, 0],
-        root_wl=tree.wl_sum[:, 0] / jnp.maximum(tree.visits[:, 0], 1),
-        root_d=tree.d_sum[:, 0] / jnp.maximum(tree.visits[:, 0], 1),
-        raw_wdl=tree.raw_wdl[:, 0],  # [B, 3]
-        node_count=tree.node_count,
-        dropped=tree.dropped,
-        simulations=tree.simulations,
-    )
+    """Root statistics and PVs of every tree, small enough to bring to the host ([B, ...]
+    versions of the shapes in ``_summarize_tree``)."""
+    return jax.vmap(_summarize_tree)(tree, draw_score)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +133,17 @@ class SearchResult:
     ``q``/``wl``/``d`` are from the root side to move's view; ``q`` is NaN for moves
     never visited. ``pvs[i]`` is the best continuation *after* ``moves[i]``; ``pv``
     starts with ``best_move``. ``prior`` is the search policy (temperature, noise);
-    ``policy`` the raw network policy at temperature 1.
+    ``policy`` the raw network policy at temperature 1; ``v`` the network's own W - L
+    of the position after each move, from the root side (NaN if it was not evaluated
+    by the network: not visited, or a game end).
+
+    Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
+    this search (the root's own evaluation included; lc0's playouts), ``depth`` their
+    mean depth and ``seldepth`` the largest (lc0's convention: the root is depth 1),
+    ``nn_evals`` positions evaluated by the network, ``cache_hits`` positions answered
+    by the evaluation cache, ``collisions`` gathered visits that met a leaf already in
+    flight (multi-leaf gathering), ``search_time_s`` the wall time of the ``run`` calls
+    that searched this tree, ``nodes_per_second`` playouts per second of it.
     """
 
     board: chess.Board
@@ -146,6 +163,33 @@ class SearchResult:
     nodes_used: int
     dropped_simulations: int
     mates: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    in_flight: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    v: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    playouts: int = 0
+    reused_visits: int = 0
+    depth: float = 0.0
+    seldepth: int = 0
+    nn_evals: int = 0
+    cache_hits: int = 0
+    collisions: int = 0
+    search_time_s: float = 0.0
+    edges_used: int = 0
+    out_of_edges: bool = False
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.playouts / self.search_time_s if self.search_time_s > 0 else float("nan")
+
+    def stats(self) -> dict[str, Any]:
+        """The search statistics as a dict (the ``--json`` ``stats`` object)."""
+        return {"playouts": self.playouts, "depth": round(self.depth, 3),
+                "seldepth": self.seldepth, "nn_evals": self.nn_evals,
+                "cache_hits": self.cache_hits, "collisions": self.collisions,
+                "nodes_used": self.nodes_used, "edges_used": self.edges_used,
+                "dropped_simulations": self.dropped_simulations,
+                "search_time_s": round(self.search_time_s, 4),
+                "nodes_per_second": (round(self.nodes_per_second, 1)
+                                     if self.search_time_s > 0 else None)}
 
     @property
     def fen(self) -> str:
@@ -214,10 +258,13 @@ def decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
 
 
 def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
-                 root_policy: np.ndarray, draw_score: np.ndarray) -> list[SearchResult]:
+                 root_policy: np.ndarray, draw_score: np.ndarray,
+                 search_time_s: np.ndarray | None = None) -> list[SearchResult]:
     """Host-side SearchResults from ``summarize`` output (numpy)."""
     results = []
     for i, board in enumerate(boards):
+        playouts = int(summary["stat_playouts"][i])
+        raw = summary["child_raw_wdl"][i, :int(summary["num_legal"][i])]
         m = int(summary["num_legal"][i])
         moves = [index_to_move(board, int(x)) for x in summary["moves"][i, :m]]
         visits = summary["visits"][i, :m].astype(np.int64)
@@ -242,6 +289,17 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             raw_wdl=summary["raw_wdl"][i].copy(), nodes_used=int(summary["node_count"][i]),
             dropped_simulations=int(summary["dropped"][i]),
             mates=summary["child_status"][i, :m] == GameStatus.CHECKMATE,
+            in_flight=summary["in_flight"][i, :m].astype(np.int64),
+            v=(raw[:, 2] - raw[:, 0]).astype(np.float32),
+            playouts=playouts,
+            depth=float(summary["stat_depth_sum"][i]) / max(playouts, 1),
+            seldepth=int(summary["stat_max_depth"][i]),
+            nn_evals=int(summary["stat_nn_evals"][i]),
+            cache_hits=int(summary["stat_cache_hits"][i]),
+            collisions=int(summary["stat_collisions"][i]),
+            search_time_s=float(search_time_s[i]) if search_time_s is not None else 0.0,
+            edges_used=int(summary["edge_count"][i]),
+            out_of_edges=bool(summary["full"][i]),
         ))
     return results
 

@@ -10,7 +10,13 @@ A new rule is one scoring function plus one entry in ``SELECTION_RULES``.
 Search-contempt overrides the rule: at opponent nodes (odd depth; the root's
 children are depth 1) whose visit distribution has been frozen, a child is
 sampled in proportion to the frozen counts instead (freezing itself happens in
-the backup).
+the backup). A frozen node samples every visit that passes through it
+independently, including each of the leaves gathered in one step.
+
+Visits in flight (``Tree.in_flight``, gathered and not yet backed up) count in a
+child's U as lc0's N-started; the parent's N in U, cpuct and FPU, and every Q, use
+completed visits only (lc0's ``GetChildrenVisits``/``GetN``/``GetQ`` in
+``PickNodesToExtendTask``). With one leaf per step nothing is ever in flight.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.search.tree import Tree
+from zerochess.search.tree import NodeEdges, Tree, node_edges
 
 if TYPE_CHECKING:  # config imports this module for the rule names
     from zerochess.search.config import SearchParams
@@ -64,24 +70,31 @@ class ChildStats(NamedTuple):
     """Per-slot statistics of a node's children. All arrays [K]."""
 
     valid: chex.Array  # bool: slot < num_legal
-    visits: chex.Array  # int32, 0 for children not created
+    visits: chex.Array  # int32 completed visits (lc0 N), 0 for children not created
+    started: chex.Array  # int32 visits + visits in flight (lc0 GetNStarted), used in U
     wl: chex.Array  # float32 mean W - L from the child's mover's side, 0 if unvisited
     d: chex.Array  # float32 mean D, 0 if unvisited
     prior: chex.Array  # float32
 
 
-def child_stats(tree: Tree, node: chex.Array) -> ChildStats:
-    """The statistics of ``node``'s children in one tree."""
-    children = tree.edge_child[node]
+def child_stats(tree: Tree, node: chex.Array, edges: NodeEdges) -> ChildStats:
+    """The statistics of ``node``'s children in one tree (``edges = node_edges(tree, node)``).
+
+    Q uses completed visits only; visits in flight count in U (lc0's virtual loss is
+    N-in-flight in U's denominator, never a value)."""
+    children = edges.child
     safe = jnp.maximum(children, 0)
-    visits = jnp.where(children >= 0, tree.visits[safe], 0)
+    exists = children >= 0
+    visits = jnp.where(exists, tree.visits[safe], 0)
+    started = visits + jnp.where(exists, tree.in_flight[safe], 0)
     n = jnp.maximum(visits, 1).astype(jnp.float32)
     return ChildStats(
-        valid=jnp.arange(children.shape[0]) < tree.num_legal[node],
+        valid=edges.valid,
         visits=visits,
+        started=started,
         wl=jnp.where(visits > 0, tree.wl_sum[safe] / n, 0.0),
         d=jnp.where(visits > 0, tree.d_sum[safe] / n, 0.0),
-        prior=tree.edge_prior[node],
+        prior=edges.prior,
     )
 
 
@@ -95,7 +108,7 @@ def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: c
     c_factor = jnp.where(is_root, params.cpuct_factor_root, params.cpuct_factor)
     cpuct = c_init + c_factor * jnp.log((n_parent + c_base) / c_base)
     puct_mult = cpuct * jnp.sqrt(jnp.maximum(n_parent - 1.0, 1.0))
-    u = puct_mult * stats.prior / (1.0 + stats.visits.astype(jnp.float32))
+    u = puct_mult * stats.prior / (1.0 + stats.started.astype(jnp.float32))
     # draw score from the chooser's side: +draw_score for the root player, - for the opponent
     ds = jnp.where(depth % 2 == 0, params.draw_score, -params.draw_score)
     q = stats.wl + ds * stats.d
@@ -114,7 +127,7 @@ def alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: 
     del depth
     node_visit = tree.visits[node].astype(jnp.float32)
     pb_c = params.pb_c_init + jnp.log((node_visit + params.pb_c_base + 1.0) / params.pb_c_base)
-    policy_score = jnp.sqrt(node_visit) * pb_c * stats.prior / (stats.visits + 1.0)
+    policy_score = jnp.sqrt(node_visit) * pb_c * stats.prior / (stats.started + 1.0)
     node_value = -tree.wl_sum[node] / jnp.maximum(node_visit, 1.0)  # node's side to move
     visited = stats.visits > 0
     qvalues = stats.wl
@@ -138,7 +151,8 @@ _RULES = tuple(SELECTION_RULES.values())
 
 
 def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
-                 u: chex.Array) -> chex.Array:
+                 u: chex.Array, edges: NodeEdges | None = None,
+                 rule: int | None = None) -> chex.Array:
     """The edge slot to follow from ``node`` of one tree.
 
     Args:
@@ -147,13 +161,19 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
       node: scalar node index; must be expanded (num_legal > 0).
       depth: scalar depth of ``node`` (root 0).
       u: scalar uniform draw, used only at frozen search-contempt nodes.
+      edges: ``node_edges(tree, node)`` if already read.
+      rule: static index of the one rule every tree of the batch uses (skips the
+        dispatch on ``params.selection``, which under ``vmap`` evaluates every rule).
 
     Returns:
       int32 scalar slot in [0, num_legal).
     """
-    stats = child_stats(tree, node)
-    scores = jax.lax.switch(params.selection, _RULES, tree, params, node, depth, stats)
+    edges = node_edges(tree, node) if edges is None else edges
+    stats = child_stats(tree, node, edges)
+    if rule is None:
+        scores = jax.lax.switch(params.selection, _RULES, tree, params, node, depth, stats)
+    else:
+        scores = _RULES[rule](tree, params, node, depth, stats)
     puct_slot = jnp.argmax(jnp.where(stats.valid, scores, _NEG_INF)).astype(jnp.int32)
-    frozen = tree.frozen[node]
-    is_frozen = (depth % 2 == 1) & (jnp.sum(frozen) > 0)
-    return jnp.where(is_frozen, sample_frozen(frozen, u), puct_slot)
+    is_frozen = (depth % 2 == 1) & (jnp.sum(edges.frozen) > 0)
+    return jnp.where(is_frozen, sample_frozen(edges.frozen, u), puct_slot)

@@ -1,14 +1,20 @@
-"""One simulation of every tree of a batch, in four parts:
+"""One search step after the gather (``gather``), in device parts around the host:
 
-- ``select`` (device): descend each tree to the edge of a new leaf, or to a terminal node;
-- ``expand`` (host): python-chess plays each new leaf's move (``ExpandRequest`` in,
-  ``zerochess.chess.rules.Expansion`` out);
-- ``evaluate`` (device): draws by repetition along the path, the network on the leaves;
-- ``backup`` (device): write the new leaves into the trees, add their values up to the roots.
+- the host expands the new leaves (python-chess, ``make_host_expand``);
+- ``prepare`` (device, reads the trees): repetition draws along each path, the network
+  inputs, the evaluation cache; rows that need the network are compacted to the
+  front of the evaluation batch (``NetInputs``);
+- ``network`` (device): the network on the first ``rows`` rows of that batch only;
+- ``finish`` (device): write the new nodes and their edges, back every simulation's
+  value up its path (terminal visits without the network), release the visits in
+  flight, freeze search-contempt nodes, store the network results in the cache.
 
-``select``, ``evaluate`` and ``backup`` are pure functions of the tree pytree, each
-jittable on its own; ``expand`` calls the host through ``jax.pure_callback`` so
-that ``loop.simulate`` can chain all four inside one compiled program.
+None of them calls back into Python, so their compiled programs can be kept in jax's
+persistent compilation cache; the host loop (``loop``) calls them in turn and
+overlaps the host expansion of one group of leaves with the network on another.
+
+``evaluate_leaves`` is the network call shared with the roots and mctx; ``expand``
+runs the host expansion from inside jitted code (``jax.pure_callback``), for mctx.
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ from zerochess.chess.encoding import planes_from_arrays
 from zerochess.chess.history import MAX_REPETITIONS
 from zerochess.chess.rules import Expansion, GameStatus
 from zerochess.chess.state import PositionArrays, position_hash
-from zerochess.search.config import SearchParams
+from zerochess.search import cache as eval_cache
+from zerochess.search.cache import EvalCache
+from zerochess.search.config import INFINITE_NSCL, SearchParams
+from zerochess.search.gather import NEW, TERMINAL, ExpandRequest, Leaves
 from zerochess.search.history import input_history, path_occurrences
-from zerochess.search.selection import select_child, simulation_bits, uniform_at_depth
-from zerochess.search.tree import K, Tree, is_terminal, terminal_value, write_nodes
+from zerochess.search.tree import PRIOR_DTYPE, K, Tree, terminal_value, write_nodes
 
 # --- network evaluation of a batch of positions ---------------------------------------------
 
@@ -80,238 +88,291 @@ def evaluate_leaves(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
     return LeafOutputs(priors=priors, policy=policy, wdl=wdl)
 
 
-# --- select ---------------------------------------------------------------------------------
-
-
-class Leaves(NamedTuple):
-    """Where this simulation of each tree ends. All [B]."""
-
-    node: chex.Array  # int32, the deepest existing node of the path
-    slot: chex.Array  # int32, the edge of ``node`` to the new leaf; -1: ``node`` is terminal
-    depth: chex.Array  # int32, the depth of ``node``
-    active: chex.Array  # bool, the tree simulates in this step
-    new: chex.Array  # bool, a new node is created at edge (node, slot)
-    revisit: chex.Array  # bool, ``node`` is terminal: its result is backed up again
-    dropped: chex.Array  # bool, a new node was needed but the tree is full: no backup
-
-
-class _Descent(NamedTuple):
-    node: chex.Array  # int32
-    slot: chex.Array  # int32
-    depth: chex.Array  # int32
-    done: chex.Array  # bool
-
-
-def _descend(tree: Tree, params: SearchParams) -> tuple[chex.Array, chex.Array, chex.Array]:
-    """(node, slot, depth) scalars of one tree's descent from its root (see ``Leaves``)."""
-    bits = simulation_bits(tree.rng_key, tree.simulations)
-
-    def body(c: _Descent) -> _Descent:
-        term = is_terminal(tree.status[c.node], tree.num_legal[c.node], c.node == 0)
-        u = uniform_at_depth(bits, c.depth)
-        slot = select_child(tree, params, c.node, c.depth, u)
-        child = tree.edge_child[c.node, slot]
-        stop = term | (child < 0)
-        return _Descent(node=jnp.where(stop, c.node, child), slot=jnp.where(term, -1, slot),
-                        depth=jnp.where(stop, c.depth, c.depth + 1), done=stop)
-
-    start = _Descent(node=jnp.int32(0), slot=jnp.int32(-1), depth=jnp.int32(0),
-                     done=jnp.bool_(False))
-    end = jax.lax.while_loop(lambda c: ~c.done, body, start)
-    return end.node, end.slot, end.depth
-
-
-def select(tree: Tree, params: SearchParams, active: chex.Array) -> Leaves:
-    """Descend every tree from its root by its selection rule.
-
-    Args:
-      tree: the batch [B].
-      params: per-tree hyperparameters [B].
-      active: bool [B], the trees that simulate in this step.
-
-    Returns:
-      ``Leaves`` [B].
-    """
-    node, slot, depth = jax.vmap(_descend)(tree, params)
-    room = tree.node_count < tree.num_nodes
-    wants_node = (slot >= 0) & active
-    return Leaves(node=node, slot=slot, depth=depth, active=active, new=wants_node & room,
-                  revisit=(slot < 0) & active, dropped=wants_node & ~room)
-
-
-# --- expand ---------------------------------------------------------------------------------
-
-
-class ExpandRequest(NamedTuple):
-    """What the host needs to expand the new leaves. All [B]."""
-
-    parent: PositionArrays  # the positions at ``Leaves.node``
-    move: chex.Array  # int16 1858 index of the edge (node, slot) to play
-    mask: chex.Array  # bool, rows to expand; the others come back as ``Expansion.empty`` rows
-
+# --- expand (host) --------------------------------------------------------------------------
 
 HostExpand = Callable[[ExpandRequest], Expansion]
 
 
-def expand_request(tree: Tree, leaves: Leaves) -> ExpandRequest:
-    """Gather the new leaves' parents and moves [B] (device)."""
-    b = jnp.arange(tree.batch_size)
-    parent = jax.tree.map(lambda field: field[b, leaves.node], tree.position)
-    move = tree.edge_move[b, leaves.node, jnp.maximum(leaves.slot, 0)]
-    return ExpandRequest(parent=parent, move=move, mask=leaves.new)
-
-
 def make_host_expand(expander: Callable[[PositionArrays, np.ndarray], Expansion]) -> HostExpand:
-    """The host part of ``expand``: an ``Expander`` (or ``rules.expand_batch``) applied to
-    the masked rows of a request (numpy in, numpy ``Expansion`` [B] out)."""
+    """The host expansion: an ``Expander`` (or ``rules.expand_batch``) applied to the masked
+    rows of a request of any leading shape (numpy in, numpy ``Expansion`` of that shape out;
+    rows not in the mask are ``Expansion.empty`` rows)."""
 
     def host_expand(request: ExpandRequest) -> Expansion:
         mask = np.asarray(request.mask)
-        out = Expansion.empty(mask.shape[0])
-        rows = np.nonzero(mask)[0]
+        shape = mask.shape
+        flat = mask.reshape(-1)
+        out = Expansion.empty(flat.shape[0])
+        rows = np.nonzero(flat)[0]
         if rows.size:
-            parent = PositionArrays(*(np.asarray(f)[rows] for f in request.parent))
-            out.set_rows(rows, expander(parent, np.asarray(request.move)[rows].astype(np.int16)))
-        return out
+            parent = PositionArrays(*(np.asarray(f).reshape(flat.shape[0], *np.shape(f)[
+                len(shape):])[rows] for f in request.parent))
+            moves = np.asarray(request.move).reshape(-1)[rows].astype(np.int16)
+            out.set_rows(rows, expander(parent, moves))
+        return jax.tree.map(lambda a: a.reshape(*shape, *a.shape[1:]), out)
 
     return host_expand
 
 
 def expand(host_expand: HostExpand, request: ExpandRequest) -> Expansion:
     """Run ``host_expand`` on a request from inside jitted code (one ``jax.pure_callback``
-    for the whole batch). Returns the ``Expansion`` [B] as device arrays."""
-    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype),
-                          Expansion.empty(request.move.shape[0]))
+    for the whole batch; used by the mctx comparators). Returns device arrays."""
+    shape = request.mask.shape
+    empty = Expansion.empty(int(np.prod(shape)))
+    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct((*shape, *a.shape[1:]), a.dtype),
+                          empty)
     return jax.pure_callback(host_expand, shapes, request)
 
 
-# --- evaluate -------------------------------------------------------------------------------
+# --- prepare --------------------------------------------------------------------------------
 
 
-class Evaluation(NamedTuple):
-    """What the device adds to the host's expansion of each new leaf. All [B, ...]."""
+class NetInputs(NamedTuple):
+    """The evaluation batch: the positions that need the network, compacted, [R]."""
 
-    key: chex.Array  # uint32 [B, 2] position_hash of the leaf
-    repetitions: chex.Array  # int8 [B] earlier occurrences in game + path (capped at 2)
-    status: chex.Array  # int8 [B] the expansion's GameStatus, or REPETITION
-    priors: chex.Array  # float32 [B, K] at the tree's policy temperature
-    wdl: chex.Array  # float32 [B, 3] network WDL for the side to move at the leaf
-    wl: chex.Array  # float32 [B] W - L to back up, mover-into-leaf perspective
-    d: chex.Array  # float32 [B] D to back up
+    inputs: LeafInputs  # [R]; rows past ``count`` are padding
+    temperature: chex.Array  # float32 [R]
+    count: chex.Array  # int32 scalar, rows in use
 
 
-def evaluate(apply_fn: Callable, model_params: Any, tree: Tree, params: SearchParams,
-             leaves: Leaves, expansion: Expansion) -> Evaluation:
-    """Repetition draws and the network on the new leaves.
+class Prepared(NamedTuple):
+    """What ``finish`` needs of each gathered row, [B, L, ...]."""
 
-    A repetition is a draw when the earlier occurrence is inside the tree (two-fold)
-    or it is the third occurrence counting the game (lc0's TwoFoldDraws).
+    child: PositionArrays  # the new leaf's position
+    legal: chex.Array  # int16 [B, L, K]
+    num_legal: chex.Array  # int16
+    key: chex.Array  # uint32 [B, L, 2] position_hash
+    repetitions: chex.Array  # int8 earlier occurrences in game + path (capped at 2)
+    status: chex.Array  # int8 GameStatus, with REPETITION from the path
+    cache_key: chex.Array  # uint32 [B, L, 2]
+    hit: chex.Array  # bool, answered by the cache
+    hit_priors: chex.Array  # float16 [B, L, K]
+    hit_wdl: chex.Array  # float32 [B, L, 3]
+    net_row: chex.Array  # int32 row in the evaluation batch, -1 if none
+
+
+def _per_row(fn: Callable, tree: Tree, *rows: chex.Array) -> Any:
+    """``fn(one_tree, *one_row)`` over [B, L] rows (trees vmapped, then rows)."""
+    return jax.vmap(lambda t, *r: jax.vmap(lambda *x: fn(t, *x))(*r))(tree, *rows)
+
+
+def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
+            expansion: Expansion, history_length: int = eval_cache.FULL_HISTORY
+            ) -> tuple[Prepared, NetInputs]:
+    """Repetition draws, network inputs and cache lookups of the new leaves (device; the
+    trees are only read).
+
+    A repetition is a draw when the earlier occurrence is inside the tree (two-fold) or
+    it is the third occurrence counting the game (lc0's TwoFoldDraws).
 
     Args:
-      apply_fn, model_params: the network.
-      tree, params: the batch [B] as selected from (before ``backup``).
-      leaves: ``select``'s result.
-      expansion: ``expand``'s result, [B] (rows not in ``leaves.new`` are ignored).
+      tree, params: the batch [B] after the gather.
+      cache: the evaluation cache, or None.
+      leaves: the gather's ``Leaves`` [B, L].
+      expansion: the host's ``Expansion`` [B, L] (rows that are not new leaves ignored).
+      history_length: the cache key's history (static; see ``cache``).
 
     Returns:
-      ``Evaluation`` [B]; ``wl``/``d`` are the terminal result for a terminal leaf and
-      for a revisited terminal node, else the network's value.
+      ``Prepared`` [B, L] and the compacted ``NetInputs`` [B * L].
     """
     child = expansion.child
-    depth = leaves.depth + 1
+    new = leaves.kind == NEW
     key = position_hash(jnp, child.board, child.turn, child.castling, child.ep)
-    count, nearest = jax.vmap(path_occurrences)(tree, leaves.node, depth, key, child.rule50)
-    repeated_draw = (count >= 2) | ((count == 1) & (nearest <= depth))
-    status = jnp.where((expansion.status == GameStatus.ONGOING) & repeated_draw,
-                       jnp.int8(GameStatus.REPETITION), expansion.status)
+    parent = jnp.maximum(leaves.parent, 0)
+    count, nearest = _per_row(path_occurrences, tree, parent, leaves.depth, key, child.rule50)
+    repeated_draw = (count >= 2) | ((count == 1) & (nearest <= leaves.depth))
+    ongoing = expansion.status == GameStatus.ONGOING
+    status = jnp.where(ongoing & repeated_draw, jnp.int8(GameStatus.REPETITION),
+                       expansion.status).astype(jnp.int8)
     reps = jnp.minimum(count, MAX_REPETITIONS).astype(jnp.int8)
-    boards, repeated = jax.vmap(input_history)(tree, leaves.node, depth, child.board, reps > 0)
-    net = evaluate_leaves(
-        apply_fn, model_params,
-        LeafInputs(boards=boards, repeated=repeated, turn=child.turn, castling=child.castling,
-                   rule50=child.rule50, legal=expansion.legal, num_legal=expansion.num_legal),
-        params.policy_temperature)
-    term_wl, term_d = terminal_value(status)
-    terminal = status != GameStatus.ONGOING
-    wl = jnp.where(terminal, term_wl, net.wdl[:, 2] - net.wdl[:, 0])
-    d = jnp.where(terminal, term_d, net.wdl[:, 1])
-    old_wl, old_d = terminal_value(tree.status[jnp.arange(tree.batch_size), leaves.node])
-    return Evaluation(key=key, repetitions=reps, status=status, priors=net.priors, wdl=net.wdl,
-                      wl=jnp.where(leaves.revisit, old_wl, wl),
-                      d=jnp.where(leaves.revisit, old_d, d))
+    boards, repeated = _per_row(input_history, tree, parent, leaves.depth, child.board, reps > 0)
+    inputs = LeafInputs(boards=boards, repeated=repeated, turn=child.turn,
+                        castling=child.castling, rule50=child.rule50, legal=expansion.legal,
+                        num_legal=expansion.num_legal)
+    temperature = jnp.broadcast_to(params.policy_temperature[:, None], new.shape)
+    need = new & (status == GameStatus.ONGOING)
+    batch, width = new.shape
+    if cache is not None:
+        ckey = eval_cache.cache_key(key, boards, repeated, child.rule50, temperature,
+                                    history_length)
+        hit, hit_priors, hit_wdl = eval_cache.lookup(cache, ckey.reshape(-1, 2))
+        hit = hit.reshape(new.shape) & need
+        hit_priors = hit_priors.reshape(batch, width, K)
+        hit_wdl = hit_wdl.reshape(batch, width, 3)
+    else:
+        ckey = jnp.zeros((batch, width, 2), jnp.uint32)
+        hit = jnp.zeros_like(need)
+        hit_priors = jnp.zeros((batch, width, K), PRIOR_DTYPE)
+        hit_wdl = jnp.zeros((batch, width, 3), jnp.float32)
+    wants = (need & ~hit).reshape(-1)
+    rows = batch * width
+    index = jnp.nonzero(wants, size=rows, fill_value=0)[0]
+    net_row = jnp.where(wants, jnp.cumsum(wants) - 1, -1).reshape(new.shape).astype(jnp.int32)
+    flat = jax.tree.map(lambda a: a.reshape(rows, *a.shape[2:])[index],
+                        (inputs, temperature))
+    net = NetInputs(inputs=flat[0], temperature=flat[1], count=jnp.sum(wants, dtype=jnp.int32))
+    prepared = Prepared(child=child, legal=expansion.legal, num_legal=expansion.num_legal,
+                        key=key, repetitions=reps, status=status, cache_key=ckey, hit=hit,
+                        hit_priors=hit_priors, hit_wdl=hit_wdl, net_row=net_row)
+    return prepared, net
 
 
-# --- backup ---------------------------------------------------------------------------------
+# --- network --------------------------------------------------------------------------------
 
 
-class _Ascent(NamedTuple):
-    node: chex.Array  # int32, -1 past the root
-    wl: chex.Array  # float32, W - L from the side of the player who moved into ``node``
-    visits: chex.Array  # int32 [N]
-    wl_sum: chex.Array  # float32 [N]
-    d_sum: chex.Array  # float32 [N]
-    freeze: chex.Array  # int32, node to freeze or -1
+def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) -> LeafOutputs:
+    """The network on the first ``rows`` (static) rows of the evaluation batch; the outputs
+    are padded with zeros to the batch's size R."""
+    size = net.temperature.shape[0]
+    part = jax.tree.map(lambda a: a[:rows], net.inputs)
+    out = evaluate_leaves(apply_fn, model_params, part, net.temperature[:rows])
+    return jax.tree.map(lambda a: jnp.zeros((size, *a.shape[1:]), a.dtype).at[:rows].set(a),
+                        out)
 
 
-def _add_value(tree: Tree, params: SearchParams, leaf: chex.Array, wl: chex.Array,
-               d: chex.Array, active: chex.Array) -> _Ascent:
-    """Add one visit with value (wl, d) from ``leaf`` up to the root of one tree.
-
-    Returns the final carry: new visits, wl_sum, d_sum [N] and the node to freeze
-    (search-contempt: an odd-depth node whose children now hold exactly n_scl visits), or -1.
-    """
-
-    def body(c: _Ascent) -> _Ascent:
-        visits = c.visits.at[c.node].add(1)
-        hits = (tree.depth[c.node] % 2 == 1) & (visits[c.node] - 1 == params.n_scl)
-        return _Ascent(node=tree.parent[c.node], wl=-c.wl, visits=visits,
-                       wl_sum=c.wl_sum.at[c.node].add(c.wl), d_sum=c.d_sum.at[c.node].add(d),
-                       freeze=jnp.where(hits & (tree.num_legal[c.node] > 0), c.node, c.freeze))
-
-    start = _Ascent(node=jnp.where(active, leaf, -1), wl=wl, visits=tree.visits,
-                    wl_sum=tree.wl_sum, d_sum=tree.d_sum, freeze=jnp.int32(-1))
-    return jax.lax.while_loop(lambda c: c.node >= 0, body, start)
+# --- finish ---------------------------------------------------------------------------------
 
 
-def backup(tree: Tree, params: SearchParams, leaves: Leaves, expansion: Expansion,
-           evaluation: Evaluation) -> Tree:
-    """Write the new leaves into the trees and back their values up.
+def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array,
+            wl: chex.Array, d: chex.Array) -> Tree:
+    """Walk every row's path from ``start`` [B, L] (-1: none) up to its root: release one
+    visit in flight per node and, where ``add``, add one visit with value (wl, d) (sign
+    flipping each ply); then freeze the search-contempt nodes whose children's visits
+    reached n_scl in this step."""
+    batch = tree.batch_size
+    num_nodes = tree.num_nodes
+    b = jnp.arange(batch)[:, None]
+    before = tree.visits
+
+    def walk(c):
+        cur, wl, visits, in_flight, wl_sum, d_sum = c
+        idx = jnp.where(cur >= 0, cur, num_nodes)
+        visits = visits.at[b, idx].add(add, mode="drop")
+        in_flight = in_flight.at[b, idx].add(-1, mode="drop")
+        wl_sum = wl_sum.at[b, idx].add(jnp.where(add > 0, wl, 0.0), mode="drop")
+        d_sum = d_sum.at[b, idx].add(jnp.where(add > 0, d, 0.0), mode="drop")
+        up = jnp.where(cur >= 0, tree.parent[b, jnp.maximum(cur, 0)], -1)
+        return up, -wl, visits, in_flight, wl_sum, d_sum
+
+    _, _, visits, in_flight, wl_sum, d_sum = jax.lax.while_loop(
+        lambda c: jnp.any(c[0] >= 0), walk,
+        (start, wl, tree.visits, tree.in_flight, tree.wl_sum, tree.d_sum))
+    tree = tree.replace(visits=visits, in_flight=in_flight, wl_sum=wl_sum, d_sum=d_sum)
+
+    # Search-contempt: an odd-depth node freezes at the backup that brings its children's
+    # visits to n_scl (exactly n_scl with one leaf per step; with more, the frozen counts
+    # may exceed it by the visits this step added below the node).
+    n_scl = params.n_scl[:, None]
+    edge_count = tree.edges.child.shape[1]
+
+    def crossing(cur):
+        safe = jnp.maximum(cur, 0)
+        return ((cur >= 0) & (tree.depth[b, safe] % 2 == 1)
+                & (before[b, safe] - 1 < n_scl) & (tree.visits[b, safe] - 1 >= n_scl)
+                & (tree.status[b, safe] == GameStatus.ONGOING) & (tree.num_legal[b, safe] > 0))
+
+    def freeze(frozen, cur, hits):
+        safe = jnp.maximum(cur, 0)
+        slots = tree.edge_start[b, safe][..., None] + jnp.arange(K)  # [B, L, K]
+        valid = hits[..., None] & (jnp.arange(K) < tree.num_legal[b, safe][..., None])
+        children = tree.edges.child[b[..., None], slots]
+        counts = jnp.where(children >= 0,
+                           tree.visits[b[..., None], jnp.maximum(children, 0)], 0)
+        return frozen.at[b[..., None], jnp.where(valid, slots, edge_count)].set(
+            counts, mode="drop")
+
+    def freeze_walk(c):
+        cur, frozen = c
+        hits = crossing(cur)
+        frozen = jax.lax.cond(hits.any(), freeze, lambda f, *_: f, frozen, cur, hits)
+        return jnp.where(cur >= 0, tree.parent[b, jnp.maximum(cur, 0)], -1), frozen
+
+    frozen = jax.lax.cond(
+        jnp.any(params.n_scl < INFINITE_NSCL),
+        lambda f: jax.lax.while_loop(lambda c: jnp.any(c[0] >= 0), freeze_walk,
+                                     (jnp.where(add > 0, start, -1), f))[1],
+        lambda f: f, tree.edges.frozen)
+    return tree.replace(edges=tree.edges.replace(frozen=frozen))
+
+
+def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
+           prepared: Prepared, outputs: LeafOutputs) -> tuple[Tree, EvalCache | None]:
+    """Write the new leaves, back every simulation of the step up, update the cache.
 
     Args:
-      tree, params: the batch [B] as selected from.
-      leaves: ``select``'s result.
-      expansion: ``expand``'s result [B].
-      evaluation: ``evaluate``'s result [B].
+      tree, params: the batch [B] (after the gather; other groups may have been finished
+        since).
+      cache: the evaluation cache, or None.
+      leaves: the gather's ``Leaves`` [B, L].
+      prepared: ``prepare``'s result [B, L].
+      outputs: ``network``'s result [R] (ignored where no row needs the network).
 
     Returns:
-      The trees after this simulation: new nodes linked, visits and value sums updated
-      along each path, search-contempt nodes frozen when they reach n_scl, and the
-      counters (nodes, dropped simulations, simulations) advanced.
+      The trees and the cache. A new leaf whose edges do not fit in its tree's edge pool
+      is unlinked and counted as dropped, and its tree takes no new node after it.
     """
-    b = jnp.arange(tree.batch_size)
+    batch, width = leaves.kind.shape
+    b = jnp.arange(batch)[:, None]
     num_nodes = tree.num_nodes
-    new = jnp.where(leaves.new, tree.node_count, num_nodes)  # out of range: nothing written
-    tree = write_nodes(
-        tree, new, parent=leaves.node, depth=(leaves.depth + 1).astype(jnp.int16),
-        position=expansion.child, key=evaluation.key, repetitions=evaluation.repetitions,
-        status=evaluation.status, num_legal=expansion.num_legal, raw_wdl=evaluation.wdl,
-        edge_move=expansion.legal, edge_prior=evaluation.priors)
+    pool = tree.edges.child.shape[1]
+    new = leaves.kind == NEW
+    term = leaves.kind == TERMINAL
+    ongoing = new & (prepared.status == GameStatus.ONGOING)
+    row = jnp.maximum(prepared.net_row, 0)
+    from_net = prepared.net_row >= 0
+    priors = jnp.where(prepared.hit[..., None], prepared.hit_priors,
+                       outputs.priors[row].astype(PRIOR_DTYPE))
+    wdl = jnp.where(prepared.hit[..., None], prepared.hit_wdl, outputs.wdl[row])
+
+    # edges: a contiguous run per new ongoing node, in row order
+    need = jnp.where(ongoing, prepared.num_legal.astype(jnp.int32), 0)
+    end = tree.edge_count[:, None] + jnp.cumsum(need, axis=1)
+    start = end - need
+    overflow = ongoing & (end > tree.edge_capacity)
+    kept = new & ~overflow
+    has_edges = ongoing & ~overflow
+    child = tree.edges.child.at[b, jnp.where(overflow, leaves.slot, pool)].set(-1, mode="drop")
     tree = tree.replace(
-        edge_child=tree.edge_child.at[b, jnp.where(leaves.new, leaves.node, num_nodes),
-                                      jnp.maximum(leaves.slot, 0)].set(new, mode="drop"),
-        node_count=tree.node_count + leaves.new.astype(jnp.int32),
-        dropped=tree.dropped + leaves.dropped.astype(jnp.int32),
-    )
-    leaf = jnp.where(leaves.new, new, leaves.node)
-    added = jax.vmap(_add_value)(tree, params, leaf, evaluation.wl, evaluation.d,
-                                 leaves.new | leaves.revisit)
-    safe_freeze = jnp.maximum(added.freeze, 0)
-    children = tree.edge_child[b, safe_freeze]  # [B, K]
-    child_visits = jnp.where(children >= 0,
-                             jnp.take_along_axis(added.visits, jnp.maximum(children, 0), axis=1),
-                             0)
-    frozen = tree.frozen.at[b, jnp.where(added.freeze >= 0, added.freeze, num_nodes)].set(
-        child_visits, mode="drop")
-    return tree.replace(visits=added.visits, wl_sum=added.wl_sum, d_sum=added.d_sum,
-                        frozen=frozen,
-                        simulations=tree.simulations + leaves.active.astype(jnp.int32))
+        edge_count=tree.edge_count + jnp.sum(jnp.where(has_edges, need, 0), axis=1),
+        full=tree.full | overflow.any(axis=1),
+        dropped=tree.dropped + jnp.sum(overflow, axis=1, dtype=jnp.int32),
+        edges=tree.edges.replace(child=child))
+
+    # the new nodes
+    tree = write_nodes(
+        tree, jnp.where(kept, leaves.node, num_nodes), position=prepared.child,
+        key=prepared.key, repetitions=prepared.repetitions, status=prepared.status,
+        num_legal=prepared.num_legal, edge_start=jnp.where(has_edges, start, 0),
+        raw_wdl=jnp.where(ongoing[..., None], wdl, jnp.nan), visits=0, wl_sum=0.0, d_sum=0.0)
+    slots = start[..., None] + jnp.arange(K)  # [B, L, K]
+    slots = jnp.where(has_edges[..., None] & (jnp.arange(K) < need[..., None]), slots, pool)
+    b3 = b[..., None]
+    tree = tree.replace(edges=tree.edges.replace(
+        move=tree.edges.move.at[b3, slots].set(prepared.legal, mode="drop"),
+        prior=tree.edges.prior.at[b3, slots].set(priors, mode="drop"),
+        child=tree.edges.child.at[b3, slots].set(-1, mode="drop"),
+        frozen=tree.edges.frozen.at[b3, slots].set(0, mode="drop")))
+
+    # values: the network's (or the cache's) for a new ongoing leaf, the result of a
+    # terminal one, the stored result of a terminal node visited again
+    new_wl, new_d = terminal_value(prepared.status)
+    old_wl, old_d = terminal_value(tree.status[b, jnp.maximum(leaves.node, 0)])
+    wl = jnp.where(term, old_wl, jnp.where(ongoing, wdl[..., 2] - wdl[..., 0], new_wl))
+    d = jnp.where(term, old_d, jnp.where(ongoing, wdl[..., 1], new_d))
+    backed = kept | term
+    walk_from = jnp.where(backed | overflow, leaves.node, -1)
+    tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d)
+
+    depth = jnp.where(backed, leaves.depth + 1, 0)  # lc0: the root is depth 1
+    stats = tree.stats
+    tree = tree.replace(stats=stats.replace(
+        playouts=stats.playouts + jnp.sum(backed, axis=1, dtype=jnp.int32),
+        depth_sum=stats.depth_sum + jnp.sum(depth, axis=1, dtype=jnp.int32),
+        max_depth=jnp.maximum(stats.max_depth, jnp.max(depth, axis=1)),
+        nn_evals=stats.nn_evals + jnp.sum(from_net, axis=1, dtype=jnp.int32),
+        cache_hits=stats.cache_hits + jnp.sum(prepared.hit, axis=1, dtype=jnp.int32)))
+    if cache is not None:
+        cache = eval_cache.insert(cache, prepared.cache_key.reshape(-1, 2),
+                                  priors.reshape(-1, K), wdl.reshape(-1, 3),
+                                  from_net.reshape(-1))
+    return tree, cache

@@ -1,20 +1,30 @@
-"""The search tree: fixed-size node arrays [B, N] and edge-slot arrays [B, N, K].
+"""The search tree: fixed-size node arrays [B, N] and a per-tree edge pool [B, E].
 
-Node 0 is the root. A node is created lazily when its edge is first selected (one
-new node per tree per simulation), so N = simulations + 1 suffices. Per-edge
-storage is only the move, its prior, the child index and the search-contempt
-frozen count, over K = 218 slots (the most legal moves of any chess position):
-no per-node array is dense over 1858 or 4672 actions.
+Node 0 is the root. A node is allocated when its edge is first selected (by the
+gather of a search step, see ``gather``) and written when its expansion and
+evaluation come back (``step.finish``). Only an expanded, ongoing node owns edges:
+its ``num_legal`` edges are the contiguous run ``edge_start .. edge_start +
+num_legal`` of its tree's edge pool (move, prior, child, search-contempt frozen
+count), so memory follows the ~35 legal moves of a typical position instead of the
+218 slots of the worst one. The pool holds ``edge_capacity(N, edges_per_node)``
+edges plus K of padding, so that ``node_edges`` reads any node's run as one
+fixed-size slice of K; entries past ``num_legal`` belong to other nodes and are
+masked. Priors are stored as float16 (lc0 packs them into 16 bits too), except the
+root's, which selection reads from a float32 copy. A tree whose node or edge pool
+cannot take a new node stops expanding and counts the simulations it could not do
+(``dropped``), as a full tree always has.
 
 Values follow lc0: a node's ``wl_sum``/``d_sum`` are from the perspective of the
 player who made the move into the node, so a child's Q seen by its parent's side
-to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``).
+to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``). ``visits``
+counts completed visits (lc0's N); ``in_flight`` the visits gathered but not yet
+backed up (lc0's n_in_flight).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import chex
 import jax
@@ -26,36 +36,69 @@ from zerochess.chess.rules import GameStatus
 from zerochess.chess.state import PositionArrays, empty_positions
 
 K = MAX_LEGAL_MOVES
+DEFAULT_EDGES_PER_NODE = 40
+PRIOR_DTYPE = jnp.float16  # edge priors: ~3 decimal digits, as lc0 prints them
+
+
+def edge_capacity(num_nodes: int, edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
+    """Edges a tree of ``num_nodes`` nodes can hold: the root's K (any position fits)
+    plus ``edges_per_node`` for every further node."""
+    return K + edges_per_node * (num_nodes - 1)
+
+
+@chex.dataclass(frozen=True)
+class EdgePool:
+    """The edges of a batch of trees, [B, E + K] (the last K entries are padding)."""
+
+    move: chex.Array  # int16 lc0 1858 index
+    prior: chex.Array  # float16 policy (root: after Dirichlet noise)
+    child: chex.Array  # int32 child node index, -1 if not created
+    frozen: chex.Array  # int32 search-contempt frozen child visits (0 unless frozen)
+
+
+@chex.dataclass(frozen=True)
+class TreeStats:
+    """Per-tree counters of the current search, [B] (lc0 names where lc0 has them)."""
+
+    playouts: chex.Array  # int32 visits backed up (new nodes, terminal visits, the root's own)
+    depth_sum: chex.Array  # int32 sum of playout depths (lc0: root = 1, its children = 2)
+    max_depth: chex.Array  # int32 lc0's seldepth
+    nn_evals: chex.Array  # int32 positions evaluated by the network
+    cache_hits: chex.Array  # int32 positions answered by the evaluation cache
+    collisions: chex.Array  # int32 gathered visits that reached a leaf already in flight
 
 
 @chex.dataclass(frozen=True)
 class Tree:
-    """A batch of search trees. Shapes: B trees, N nodes, K edge slots."""
+    """A batch of search trees. Shapes: B trees, N nodes, E (+ K padding) pool edges."""
 
     # topology and per-node position state, [B, N]
-    parent: chex.Array  # int32, -1 for the root and unused nodes
+    parent: chex.Array  # int32, -1 for the root
     depth: chex.Array  # int16, root = 0
     position: PositionArrays  # board int8 [B, N, 64]; turn ... fullmove [B, N]
     key: chex.Array  # uint32 [B, N, 2] position_hash (repetition identity)
     repetitions: chex.Array  # int8, earlier occurrences in game + path (capped at 2)
     status: chex.Array  # int8 GameStatus
-    num_legal: chex.Array  # int16
+    num_legal: chex.Array  # int16 legal moves (edges owned only by ongoing nodes)
+    edge_start: chex.Array  # int32 first pool entry of the node's edges
     # statistics, [B, N]
-    visits: chex.Array  # int32, including the node's own evaluation
+    visits: chex.Array  # int32 completed visits, including the node's own evaluation
+    in_flight: chex.Array  # int32 visits gathered and not yet backed up
     wl_sum: chex.Array  # float32, W - L sums, mover-into-node perspective
     d_sum: chex.Array  # float32
     raw_wdl: chex.Array  # float32 [B, N, 3] network WDL for the side to move at the node
-    # edges, [B, N, K]
-    edge_move: chex.Array  # int16 lc0 1858 index, -1 past num_legal
-    edge_prior: chex.Array  # float32 policy (root: after Dirichlet noise)
-    edge_child: chex.Array  # int32 child node index, -1 if not created
-    frozen: chex.Array  # int32 search-contempt frozen child visits (all 0 if not frozen)
+    edges: EdgePool  # [B, E + K]
     # per tree, [B, ...]
-    node_count: chex.Array  # int32 [B]
+    root_prior: chex.Array  # float32 [B, K] the root's priors (the pool holds float16 copies)
+    node_count: chex.Array  # int32 [B] nodes allocated
+    edge_count: chex.Array  # int32 [B] pool entries used
+    full: chex.Array  # bool [B] the edge pool could not take a node's edges: no new nodes
     dropped: chex.Array  # int32 [B] simulations skipped because the tree was full
-    simulations: chex.Array  # int32 [B] simulations done (indexes the random streams)
+    simulations: chex.Array  # int32 [B] simulations started (collisions excluded)
+    draws: chex.Array  # int32 [B] descents started, collisions included (random stream index)
     rng_key: chex.Array  # uint32 [B, 2]
     root_history: RootHistory  # the game before each root, [B, ...]
+    stats: TreeStats  # [B]
 
     @property
     def batch_size(self) -> int:
@@ -63,12 +106,47 @@ class Tree:
 
     @property
     def num_nodes(self) -> int:
-        return self.visits.shape[1]
+        return self.visits.shape[-1]
+
+    @property
+    def edge_capacity(self) -> int:
+        """Usable pool entries E (the array has K more, as padding)."""
+        return self.edges.child.shape[-1] - K
+
+    # Dense [B, N, K] views of the edges (for inspection and tests; O(B N K) memory):
+    # slot s of node n is the node's s-th legal move; -1 / 0 where it has none.
+    def _dense(self, field: str, fill: Any) -> chex.Array:
+        slots = self.edge_start[..., None] + jnp.arange(K)  # [B, N, K]
+        valid = ((jnp.arange(K) < self.num_legal[..., None])
+                 & (self.status == GameStatus.ONGOING)[..., None])
+        values = jnp.take_along_axis(getattr(self.edges, field),
+                                     slots.reshape(slots.shape[0], -1), axis=1)
+        return jnp.where(valid, values.reshape(slots.shape), fill)
+
+    @property
+    def edge_child(self) -> chex.Array:
+        return self._dense("child", -1)
+
+    @property
+    def edge_move(self) -> chex.Array:
+        return self._dense("move", -1)
+
+    @property
+    def frozen(self) -> chex.Array:
+        return self._dense("frozen", 0)
 
 
-def empty_tree(batch_size: int, num_nodes: int) -> Tree:
+def empty_stats(batch_size: int) -> TreeStats:
+    zeros = jnp.zeros((batch_size,), jnp.int32)
+    return TreeStats(playouts=zeros, depth_sum=zeros, max_depth=zeros, nn_evals=zeros,
+                     cache_hits=zeros, collisions=zeros)
+
+
+def empty_tree(batch_size: int, num_nodes: int,
+               edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> Tree:
     """An all-empty tree batch (the roots are written by the search init)."""
     b, n = batch_size, num_nodes
+    e = edge_capacity(num_nodes, edges_per_node) + K
 
     def full(shape, value, dtype):
         return jnp.full(shape, value, dtype)
@@ -81,17 +159,21 @@ def empty_tree(batch_size: int, num_nodes: int) -> Tree:
         repetitions=full((b, n), 0, jnp.int8),
         status=full((b, n), GameStatus.ONGOING, jnp.int8),
         num_legal=full((b, n), 0, jnp.int16),
+        edge_start=full((b, n), 0, jnp.int32),
         visits=full((b, n), 0, jnp.int32),
+        in_flight=full((b, n), 0, jnp.int32),
         wl_sum=full((b, n), 0.0, jnp.float32),
         d_sum=full((b, n), 0.0, jnp.float32),
         raw_wdl=full((b, n, 3), 0.0, jnp.float32),
-        edge_move=full((b, n, K), -1, jnp.int16),
-        edge_prior=full((b, n, K), 0.0, jnp.float32),
-        edge_child=full((b, n, K), -1, jnp.int32),
-        frozen=full((b, n, K), 0, jnp.int32),
+        edges=EdgePool(move=full((b, e), -1, jnp.int16), prior=full((b, e), 0.0, PRIOR_DTYPE),
+                       child=full((b, e), -1, jnp.int32), frozen=full((b, e), 0, jnp.int32)),
+        root_prior=full((b, K), 0.0, jnp.float32),
         node_count=full((b,), 1, jnp.int32),
+        edge_count=full((b,), 0, jnp.int32),
+        full=full((b,), False, jnp.bool_),
         dropped=full((b,), 0, jnp.int32),
         simulations=full((b,), 0, jnp.int32),
+        draws=full((b,), 0, jnp.int32),
         rng_key=full((b, 2), 0, jnp.uint32),
         root_history=RootHistory(
             boards=full((b, PAST_POSITIONS, 64), 0, jnp.int8),
@@ -100,23 +182,24 @@ def empty_tree(batch_size: int, num_nodes: int) -> Tree:
             num_keys=full((b,), 0, jnp.int32),
             repetitions=full((b,), 0, jnp.int8),
         ),
+        stats=empty_stats(b),
     )
 
 
 def write_nodes(tree: Tree, index: chex.Array, **fields: Any) -> Tree:
-    """Set node ``index[b]`` of every tree b; an index >= N writes nothing (a full tree).
+    """Set node ``index[...]`` of the trees; an index >= N writes nothing.
 
     Args:
       tree: the batch.
-      index: int32 [B] node to write in each tree.
-      fields: per-node ``Tree`` fields by name, each a pytree of the field's shape
-        without the node axis ([B] or [B, ...], e.g. ``position=PositionArrays [B]``)
-        or a scalar for all trees.
+      index: int32 [B] (one node per tree) or [B, L] (L nodes per tree).
+      fields: per-node ``Tree`` fields by name, each a pytree of the field's shape with
+        the node axis replaced by ``index``'s trailing shape (e.g. ``position=
+        PositionArrays [B]`` or ``[B, L]``), or a scalar for all.
 
     Returns:
       The tree with those entries replaced.
     """
-    b = jnp.arange(tree.batch_size)
+    b = jnp.arange(tree.batch_size).reshape((-1,) + (1,) * (index.ndim - 1))
 
     def put(arr, value):
         return arr.at[b, index].set(value, mode="drop")
@@ -125,13 +208,41 @@ def write_nodes(tree: Tree, index: chex.Array, **fields: Any) -> Tree:
                            for name, value in fields.items()})
 
 
-def bytes_per_node() -> int:
-    """Bytes of device memory per tree node (node arrays + its K edge slots)."""
+class NodeEdges(NamedTuple):
+    """One node's edges in one tree, all [K] (entries past ``num_legal`` masked)."""
+
+    valid: chex.Array  # bool: slot < num_legal
+    move: chex.Array  # int16
+    prior: chex.Array  # float32
+    child: chex.Array  # int32, -1 for no child (and for invalid slots)
+    frozen: chex.Array  # int32, 0 for invalid slots
+    start: chex.Array  # int32 scalar, the pool index of slot 0
+
+
+def node_edges(tree: Tree, node: chex.Array) -> NodeEdges:
+    """The edges of ``node`` of one (unbatched) tree."""
+    start = tree.edge_start[node]
+    # a game end keeps its legal-move count but owns no edges
+    valid = (jnp.arange(K) < tree.num_legal[node]) & (tree.status[node] == GameStatus.ONGOING)
+
+    def take(arr):
+        return jax.lax.dynamic_slice_in_dim(arr, start, K)
+
+    prior = jnp.where(node == 0, tree.root_prior, take(tree.edges.prior).astype(jnp.float32))
+    return NodeEdges(valid=valid, move=take(tree.edges.move),
+                     prior=jnp.where(valid, prior, 0.0),
+                     child=jnp.where(valid, take(tree.edges.child), -1),
+                     frozen=jnp.where(valid, take(tree.edges.frozen), 0), start=start)
+
+
+def bytes_per_node(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
+    """Bytes of device memory per tree node: its node arrays and ``edges_per_node`` pool
+    edges (the pool grows by that much per node)."""
     def size(num_nodes: int) -> int:
-        shapes = jax.eval_shape(functools.partial(empty_tree, 1, num_nodes))
+        shapes = jax.eval_shape(functools.partial(empty_tree, 1, num_nodes, edges_per_node))
         return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
 
-    return size(2) - size(1)
+    return size(3) - size(2)
 
 
 def is_terminal(status: chex.Array, num_legal: chex.Array, is_root: chex.Array) -> chex.Array:

@@ -37,8 +37,9 @@ from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult, decode_line
-from zerochess.search.tree import K, Tree
+from zerochess.search.tree import K, NodeEdges, Tree, node_edges
 
+MAX_CACHE_ENTRIES = 1 << 18  # NNCacheSize cap (~120 MB)
 PV_LENGTH = 24  # plies of each root move's continuation read for the PV
 
 
@@ -85,9 +86,14 @@ class EngineView:
     tree_nodes: int
 
 
+def _edges(tree: Tree, nodes: jax.Array) -> NodeEdges:
+    """The edges of ``nodes`` [R] of one tree (no batch axis): [R, K] arrays."""
+    return jax.vmap(lambda n: node_edges(tree, n))(nodes)
+
+
 def _child_stats(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> dict[str, jax.Array]:
     """Children of ``nodes`` [R] of one tree (no batch axis): [R, K] arrays."""
-    children = tree.edge_child[nodes]
+    children = _edges(tree, nodes).child
     safe = jnp.maximum(children, 0)
     exists = children >= 0
     visits = jnp.where(exists, tree.visits[safe], 0)
@@ -107,7 +113,7 @@ def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array
     sign = jnp.where(tree.depth[nodes] % 2 == 0, 1.0, -1.0)[:, None]
     n = jnp.maximum(c["visits"], 1).astype(jnp.float32)
     q = (c["wl_sum"] + sign * draw_score * c["d_sum"]) / n
-    prior = tree.edge_prior[nodes]
+    prior = _edges(tree, nodes).prior
     cand = jnp.where(c["mate"].any(-1, keepdims=True), c["mate"], c["visits"] > 0)
     for key in (c["visits"].astype(jnp.float32), q, prior):
         best = jnp.max(jnp.where(cand, key, -jnp.inf), -1, keepdims=True)
@@ -137,7 +143,8 @@ def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> d
     indices, -1 padded), and the stored network WDL [K, 3] and status [K] of every root
     child. Cost O(R x K x length): independent of the tree size."""
     t = jax.tree.map(lambda a: a[0], tree)
-    cur = t.edge_child[0, rows]  # [R]
+    root = node_edges(t, jnp.int32(0))
+    cur = root.child[rows]  # [R]
     moves = []
     for _ in range(length):
         ok = cur >= 0
@@ -145,9 +152,11 @@ def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> d
         slot = _best_slot(t, safe, draw_score)
         ok &= slot >= 0
         slot = jnp.maximum(slot, 0)
-        moves.append(jnp.where(ok, t.edge_move[safe, slot], -1))
-        cur = jnp.where(ok, t.edge_child[safe, slot], -1)
-    root_children = jnp.maximum(t.edge_child[0], 0)
+        edges = _edges(t, safe)
+        take = jax.vmap(lambda row, i: row[i])
+        moves.append(jnp.where(ok, take(edges.move, slot), -1))
+        cur = jnp.where(ok, take(edges.child, slot), -1)
+    root_children = jnp.maximum(root.child, 0)
     return dict(pv=jnp.stack(moves, -1), raw_wdl=t.raw_wdl[root_children],
                 status=t.status[root_children], root_raw_wdl=t.raw_wdl[0])
 
@@ -172,7 +181,13 @@ class SearchDriver:
 
     def __init__(self, model: Model, max_nodes: int, workers: int = 0,
                  searcher_kwargs: dict | None = None) -> None:
-        leaves = int((searcher_kwargs or {}).get("leaves_per_step", 1))
+        searcher_kwargs = dict(searcher_kwargs or {})
+        if "cache_size" in searcher_kwargs:
+            # an entry holds K float16 priors (~460 bytes): lc0's 2M-entry default would
+            # take ~0.9 GB of device memory, so the cache is capped at MAX_CACHE_ENTRIES
+            searcher_kwargs["cache_size"] = min(int(searcher_kwargs["cache_size"]),
+                                                MAX_CACHE_ENTRIES)
+        leaves = int(searcher_kwargs.get("leaves_per_step", 1))
         # One leaf per step never fills a worker's minimum chunk: expand inline unless the
         # user asked for workers and steps are large enough to use them.
         if workers <= 0 or leaves < 2 * MIN_ROWS_PER_WORKER:
@@ -180,7 +195,7 @@ class SearchDriver:
         self.model = model
         self.max_nodes = int(max_nodes)
         self.searcher = Searcher(model, max_nodes=self.max_nodes, expander=Expander(workers),
-                                 shards=1, **(searcher_kwargs or {}))
+                                 shards=1, **searcher_kwargs)
         self.batch: SearchBatch | None = None
         self.board: chess.Board | None = None
         self.moves: list[chess.Move] = []
@@ -207,6 +222,10 @@ class SearchDriver:
         self.run(1)
         self.start(board, SearchConfig(), 0)
         self.run(1)  # compiles
+        # a leaf that ends the game needs no network rows: its own evaluation program
+        # (here the only move, Kxd2, leaves bare kings)
+        self.start(chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1"), SearchConfig(), 0)
+        self.run(2)
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
         self.ms_per_start = (time.perf_counter() - t0) * 1000.0
@@ -247,19 +266,25 @@ class SearchDriver:
         batch = self.searcher.init([board], config, seed)
         state = batch.shards[0]
         tree = state.tree
+        # Fixed-shape device reads, sliced on the host: slicing a device array to the
+        # number of legal moves compiles new slice ops for every new count (0.1-0.3 s
+        # each on a busy CPU, inside a timed search).
         num_legal = int(tree.num_legal[0, 0])
-        indices = np.asarray(tree.edge_move[0, 0, :num_legal]).astype(np.int64)
+        # the root's edges are the first K entries of the tree's edge pool; its priors
+        # also live in float32 in ``root_prior``
+        indices = np.asarray(tree.edges.move[0, :K])[:num_legal].astype(np.int64)
         moves = [index_to_move(board, int(i)) for i in indices]
         if allow:
             wanted = set(allow)
             order = ([s for s, m in enumerate(moves) if m in wanted]
                      + [s for s, m in enumerate(moves) if m not in wanted])
             kept = sum(1 for m in moves if m in wanted)
-            slots = tree.edge_move.shape[2]
-            perm = jnp.asarray(np.concatenate([order, np.arange(num_legal, slots)]))
+            perm = jnp.asarray(np.concatenate([order, np.arange(num_legal, K)]))
+            edges = tree.edges
             tree = tree.replace(
-                edge_move=tree.edge_move.at[0, 0].set(tree.edge_move[0, 0][perm]),
-                edge_prior=tree.edge_prior.at[0, 0].set(tree.edge_prior[0, 0][perm]),
+                edges=edges.replace(move=edges.move.at[0, :K].set(edges.move[0, :K][perm]),
+                                    prior=edges.prior.at[0, :K].set(edges.prior[0, :K][perm])),
+                root_prior=tree.root_prior.at[0].set(tree.root_prior[0][perm]),
                 num_legal=tree.num_legal.at[0, 0].set(kept))
             state = state.replace(tree=tree, root_policy=state.root_policy[:, perm])
             batch = dataclasses.replace(batch, shards=(state,))
@@ -269,10 +294,14 @@ class SearchDriver:
         self.batch = batch
         self.moves = moves
         self._nn_index = indices
-        self._prior = np.asarray(state.tree.edge_prior[0, 0, :num_legal], np.float64)
-        self._policy = np.asarray(state.root_policy[0, :num_legal], np.float64)
+        self._prior = np.asarray(state.tree.root_prior[0], np.float64)[:num_legal]
+        self._policy = np.asarray(state.root_policy[0], np.float64)[:num_legal]
         elapsed = (time.perf_counter() - t0) * 1000.0
         self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
+
+    def clear_cache(self) -> None:
+        """Empty the evaluation cache (lc0 clears its NNCache on ``ucinewgame``)."""
+        self.searcher.clear_cache()
 
     @property
     def floor_ms(self) -> float:

@@ -571,7 +571,9 @@ class UciEngine:
             self._last_search_key = None
             self.position = parse_position({"startpos": ""})
             self.clock_start = time.perf_counter()
-            # TODO(core): clear the NN cache (issue 10) and the reused tree (issue 11).
+            if self._driver is not None and hasattr(self._driver, "clear_cache"):
+                self._driver.clear_cache()  # lc0 clears its NNCache on ucinewgame
+            # TODO(core): clear the reused tree (issue 11).
         elif name == "position":
             spec = parse_position(params)
             self._stop_search(abort=True)

@@ -1,0 +1,145 @@
+"""``zerochess bench --leaves``: simulations/s over batch size B x leaves per step L.
+
+For every model (the built-in evaluator and an SE-ResNet), every B and every L of the
+grid: ``Searcher(model, max_nodes=S + 1, leaves_per_step=L)`` with its defaults (two
+groups of leaves in flight when L > 1, two shards when L = 1 and B >= 16), the
+seeded middlegame positions of ``throughput.bench_positions`` cycled to B, one warm-up
+search that compiles (excluded), then one timed ``init`` + ``run(S)``. Also reported:
+the network rows used / available (rows of the evaluation batches the network ran on)
+and the host's share of the time (expanding leaves with python-chess).
+
+``--gpu-grid`` measures the points the issue asks of an accelerator (B=1 L=256; B=1024
+L=1 and L=8; S=800; a 6x64 and a 15x768 SE-ResNet with random weights) and, for each,
+the network alone on evaluation batches of the same size (B x L rows): the physical
+limit of the search's throughput. ``--tiny`` shrinks either grid to a smoke test.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zerochess.bench import record
+from zerochess.bench.record import machine_info
+from zerochess.bench.throughput import bench_positions, fill
+from zerochess.chess import encoding
+from zerochess.neural import load_model
+from zerochess.search import SearchConfig, Searcher
+from zerochess.search.config import stack_configs
+from zerochess.search.loop import empty_state
+
+GRID = {"models": ("builtin", "resnet:6x64"), "batches": (1, 16, 64, 256),
+        "leaves": (1, 4, 16, 64, 256), "sims": 800}
+QUICK = {"models": ("builtin", "resnet:6x64"), "batches": (1, 64), "leaves": (1, 16, 64),
+         "sims": 256}
+TINY = {"models": ("resnet:1x8",), "batches": (1, 2), "leaves": (1, 4), "sims": 16}
+GPU_POINTS = ((1, 256), (1024, 1), (1024, 8))
+GPU = {"models": ("resnet:6x64", "resnet:15x768"), "points": GPU_POINTS, "sims": 800}
+GPU_TINY = {"models": ("resnet:1x8",), "points": ((1, 8), (4, 1), (4, 2)), "sims": 16}
+
+
+def run_point(model: Any, boards: Sequence[chess.Board], batch: int, leaves: int,
+              sims: int) -> dict[str, Any]:
+    """One timed search of ``batch`` positions (see the module docstring)."""
+    rows = fill(boards, batch)
+    searcher = Searcher(model, max_nodes=sims + 1, leaves_per_step=leaves)
+    start = time.perf_counter()
+    searcher.results(searcher.run(searcher.init(rows, SearchConfig(), 1), min(sims, 4 * leaves)))
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    done = searcher.run(searcher.init(rows, SearchConfig(), 0), sims)
+    jax.block_until_ready(done.shards)
+    seconds = time.perf_counter() - start
+    stats = searcher.last_run
+    res = searcher.results(done)
+    return {"model": model.name, "batch": batch, "leaves": leaves, "sims": sims,
+            "groups": searcher.groups, "shards": len(done.shards), "compile_s": compile_s,
+            "seconds": seconds, "sims_per_s": batch * sims / seconds,
+            "collisions": sum(r.collisions for r in res),
+            "dropped": sum(r.dropped_simulations for r in res),
+            "rows_used": stats.rows_used, "rows_available": stats.rows_available,
+            "rows_capacity": stats.rows_capacity, "host_s": stats.host_s,
+            "wait_s": stats.wait_s}
+
+
+def network_only(model: Any, boards: Sequence[chess.Board], rows: int,
+                 repeats: int = 3) -> dict[str, Any]:
+    """Evaluations/s of the network alone on batches of ``rows`` encoded positions."""
+    planes = jnp.asarray(np.stack([encoding.encode_board(b) for b in fill(boards, rows)]))
+    apply = jax.jit(model.apply)
+    jax.block_until_ready(apply(model.params, planes))
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(apply(model.params, planes))
+        best = min(best, time.perf_counter() - start)
+    return {"rows": rows, "seconds": best, "evals_per_s": rows / best}
+
+
+def tree_memory_gb(batch: int, num_nodes: int, edges_per_node: int | None = None) -> float:
+    """Device memory of the trees of a batch (GiB), from the shapes alone."""
+    from zerochess.search.tree import DEFAULT_EDGES_PER_NODE
+
+    params = stack_configs([SearchConfig()])
+    params = jax.tree.map(lambda a: jnp.repeat(a, batch, axis=0), params)
+    shapes = jax.eval_shape(lambda p: empty_state(p, num_nodes,
+                                                  edges_per_node or DEFAULT_EDGES_PER_NODE),
+                            params)
+    return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes)) / 2**30
+
+
+def run_grid(grid: dict[str, Any], log: Any = print) -> dict[str, Any]:
+    boards = bench_positions()
+    out: dict[str, Any] = {"machine": machine_info(), "grid": grid, "points": []}
+    for spec in grid["models"]:
+        model = load_model(spec)
+        for batch in grid["batches"]:
+            for leaves in grid["leaves"]:
+                p = run_point(model, boards, batch, leaves, grid["sims"])
+                out["points"].append(p)
+                log(f"{spec:>13} B={batch:<5} L={leaves:<4} S={grid['sims']}: "
+                    f"{p['sims_per_s']:8.0f} sims/s  rows used {p['rows_used']}/"
+                    f"{p['rows_available']}  host {p['host_s']:.1f}s of {p['seconds']:.1f}s")
+    return out
+
+
+def run_gpu_grid(grid: dict[str, Any], log: Any = print) -> dict[str, Any]:
+    boards = bench_positions()
+    out: dict[str, Any] = {"machine": machine_info(), "grid": grid, "points": []}
+    for spec in grid["models"]:
+        model = load_model(spec)
+        for batch, leaves in grid["points"]:
+            p = run_point(model, boards, batch, leaves, grid["sims"])
+            net = network_only(model, boards, batch * leaves)
+            p["network_only"] = net
+            p["ratio_search_to_network"] = p["sims_per_s"] / net["evals_per_s"]
+            out["points"].append(p)
+            log(f"{spec:>14} B={batch:<5} L={leaves:<4} S={grid['sims']}: {p['sims_per_s']:9.0f}"
+                f" sims/s; network alone on {batch * leaves} rows {net['evals_per_s']:9.0f} "
+                f"evals/s; ratio {p['ratio_search_to_network']:.2f}")
+    return out
+
+
+def main(args: Any) -> int:
+    """``zerochess bench --leaves`` / ``--gpu-grid`` [``--quick``] [``--tiny``] [``--json``]."""
+    tiny = bool(getattr(args, "tiny", False))
+    head = record.header("gpu_grid" if getattr(args, "gpu_grid", False) else "leaves", (),
+                         getattr(args, "note", None))
+    record.print_header(head)
+    if getattr(args, "gpu_grid", False):
+        res = run_gpu_grid(GPU_TINY if tiny else GPU, log=lambda s: print(s, flush=True))
+    else:
+        grid = TINY if tiny else QUICK if getattr(args, "quick", False) else GRID
+        res = run_grid(grid, log=lambda s: print(s, flush=True))
+    res["tree_memory_gib_b1024_n10001"] = tree_memory_gb(1024, 10_001)
+    print(f"tree memory at B=1024, N=10,001: {res['tree_memory_gib_b1024_n10001']:.2f} GiB")
+    if getattr(args, "json", None):
+        record.write(args.json, head, res)  # machine, versions, commit, model hashes
+    return 0

@@ -1,0 +1,54 @@
+"""jax's persistent compilation cache for zerochess: compiled search programs are kept on
+disk, so a second process skips XLA compilation (``zerochess analyse`` starts in ~2 s
+instead of ~15 s).
+
+The directory is ``$ZEROCHESS_JAX_CACHE`` if set (empty: off), else
+``$XDG_CACHE_HOME/zerochess/jax`` (``~/.cache/zerochess/jax``). The search's programs
+contain no host callbacks, so jax can store them (the mctx comparators' cannot be).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV = "ZEROCHESS_JAX_CACHE"
+
+
+def default_dir() -> str:
+    """The cache directory zerochess uses unless told otherwise ('' = off)."""
+    if ENV in os.environ:
+        return os.environ[ENV]
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(base) / "zerochess" / "jax")
+
+
+def enable(path: str | None = None, override: bool = False) -> str | None:
+    """Point jax's persistent compilation cache at ``path`` (default ``default_dir()``).
+
+    Leaves a cache directory the user already configured alone unless ``override``.
+    Returns the directory in use, or None when off. Never raises: an unusable directory
+    only means programs are compiled again.
+    """
+    import jax
+
+    try:
+        current = jax.config.jax_compilation_cache_dir
+        if current and not override:
+            return current
+        path = default_dir() if path is None else path
+        if not path:
+            return None
+        from jax.experimental.compilation_cache import compilation_cache
+
+        jax.config.update("jax_compilation_cache_dir", path)
+        # our programs are small: keep them all, however fast they compiled
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        # jax decides once per process whether the cache is used: look again
+        compilation_cache.reset_cache()
+        return path
+    except Exception:  # pragma: no cover - an odd jax config must not stop a search
+        return None
+
+
+__all__ = ["ENV", "default_dir", "enable"]

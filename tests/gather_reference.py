@@ -1,0 +1,246 @@
+"""A plain-Python reference of lc0's minibatch gathering (dicts, lists, python-chess).
+
+Written from lc0's ``src/search/classic/search.cc`` (``GatherMinibatch``,
+``PickNodesToExtendTask``, ``CalculateCollisionsLeft``, ``DoBackupUpdateSingleNode``,
+``CancelSharedCollisions``) and ``node.cc`` (``TryStartScoreUpdate``,
+``FinalizeScoreUpdate``), one visit per pass:
+
+- a child's U uses its N-started (N + N-in-flight); the parent's N (cpuct, the U
+  factor sqrt(N - 1)), every Q and the FPU's visited policy use completed visits;
+- a descent that reaches a child with N = 0 and visits in flight is a collision: it
+  adds a visit in flight to every node above that child (not the child), is not
+  evaluated, and is cancelled once the batch is done;
+- a descent that ends at a new leaf or a terminal node adds a visit in flight to its
+  whole path; the batch's backup turns those into completed visits;
+- a batch stops at L leaves or when its collisions reach lc0's collision limit for
+  the root's N (1 up to N = 28, 80000 at N = 145000, power 1.25; capped by
+  MaxCollisionEvents).
+
+Priors below the root are kept at float16 precision, the documented storage of the
+search (lc0 stores priors in 16 bits too); the root's at full precision.
+
+Search-contempt (opponent nodes freeze their children's visit distribution at
+``n_scl`` and then sample it with the draws of ``contempt_uniform``) follows the
+single-leaf reference in ``test_search_reference.py``, each descent drawing with its own
+index. It shares nothing with the code under test but the evaluator and those draws.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import chess
+import numpy as np
+
+Evaluate = Callable[[chess.Board, float], tuple[list[chess.Move], np.ndarray, np.ndarray]]
+Uniform = Callable[[int, int], float]  # (draw index, depth) -> u in [0, 1)
+
+
+def earlier_occurrences(board: chess.Board) -> tuple[int, int]:
+    """(count, plies to the nearest) of earlier occurrences of the current position."""
+    key = board._transposition_key()
+    b = board.copy()
+    count, nearest = 0, 0
+    for plies in range(1, min(board.halfmove_clock, len(board.move_stack)) + 1):
+        b.pop()
+        if plies % 2 == 0 and b._transposition_key() == key:
+            count += 1
+            nearest = nearest or plies
+    return count, nearest
+
+
+class Node:
+    def __init__(self, board: chess.Board, depth: int, parent: Node | None):
+        self.board, self.depth, self.parent = board, depth, parent
+        self.children: dict[int, Node] = {}
+        self.n = 0
+        self.in_flight = 0
+        self.wl = self.d = 0.0
+        self.frozen: dict[int, int] | None = None
+        self.terminal: tuple[float, float] | None = None
+        self.moves: list[chess.Move] = []
+        self.priors = np.zeros(0)
+        self.value = (0.0, 0.0)
+
+    def expand(self, evaluate: Evaluate, temperature: float) -> None:
+        """lc0's ExtendNode + the network (or the terminal result)."""
+        board, moves = self.board, list(self.board.legal_moves)
+        if not moves:
+            self.terminal = (1.0, 0.0) if board.is_check() else (0.0, 1.0)
+        elif self.parent is not None:
+            count, nearest = earlier_occurrences(board)
+            if (board.is_insufficient_material() or board.halfmove_clock >= 100
+                    or count >= 2 or (count == 1 and nearest <= self.depth)):
+                self.terminal = (0.0, 1.0)
+        if self.terminal is None:
+            self.moves, self.priors, wdl = evaluate(board, temperature)
+            if self.parent is not None:  # stored at 16 bits below the root (as lc0 does)
+                self.priors = self.priors.astype(np.float16).astype(np.float64)
+            self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
+        else:
+            self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
+
+    def path(self) -> list[Node]:
+        out, node = [], self
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out[::-1]
+
+
+def collision_limit(root_n: int, cfg: Any) -> int:
+    """lc0's CalculateCollisionsLeft(root N), capped by MaxCollisionEvents."""
+    start, end = cfg.max_collision_visits_scaling_start, cfg.max_collision_visits_scaling_end
+    if root_n >= end:
+        limit = cfg.max_collision_visits
+    elif root_n <= start:
+        limit = 1
+    else:
+        ratio = ((root_n - start) / (end - start)) ** cfg.max_collision_visits_scaling_power
+        limit = int(round(1 + (cfg.max_collision_visits - 1) * ratio))
+    return min(limit, cfg.max_collision_events)
+
+
+def _scores(node: Node, cfg: Any) -> list[float]:
+    is_root = node.parent is None
+    c = cfg.cpuct_root if is_root and cfg.cpuct_root is not None else cfg.cpuct
+    cpuct = c + cfg.cpuct_factor * math.log((node.n + cfg.cpuct_base) / cfg.cpuct_base)
+    mult = cpuct * math.sqrt(max(node.n - 1, 1))
+    ds = cfg.draw_score if node.depth % 2 == 0 else -cfg.draw_score
+    visited_p = sum(p for i, p in enumerate(node.priors)
+                    if i in node.children and node.children[i].n > 0)
+    fpu = -node.wl / node.n + ds * node.d / node.n - cfg.fpu_value * math.sqrt(visited_p)
+    if cfg.fpu_absolute:
+        fpu = cfg.fpu_value
+    scores = []
+    for i, p in enumerate(node.priors):
+        child = node.children.get(i)
+        n = child.n if child else 0
+        started = n + (child.in_flight if child else 0)
+        q = (child.wl + ds * child.d) / n if n else fpu
+        scores.append(q + mult * p / (1 + started))
+    return scores
+
+
+def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int) -> int:
+    if node.depth % 2 == 1 and node.frozen is None and node.n - 1 >= n_scl:
+        node.frozen = {i: c.n for i, c in node.children.items() if c.n > 0}
+    if node.depth % 2 == 1 and node.frozen is not None:
+        u = uniform(draw, node.depth)
+        slots = sorted(node.frozen)
+        total, acc = sum(node.frozen.values()), 0
+        for s in slots:
+            acc += node.frozen[s]
+            if acc > u * total:
+                return s
+        return slots[-1]
+    scores = _scores(node, cfg)
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+class ReferenceSearch:
+    """lc0's gather / evaluate / backup loop on one position, L leaves per batch."""
+
+    def __init__(self, board: chess.Board, cfg: Any, evaluate: Evaluate, uniform: Uniform,
+                 leaves: int, max_nodes: int | None = None):
+        self.cfg, self.evaluate, self.uniform, self.width = cfg, evaluate, uniform, leaves
+        self.n_scl = math.inf if cfg.n_scl is None else cfg.n_scl
+        self.root = Node(board.copy(), 0, None)
+        self.root.expand(evaluate, cfg.policy_temperature)
+        self.root.n, self.root.wl, self.root.d = 1, *self.root.value
+        self.simulations = 0  # simulations started (collisions excluded)
+        self.draws = 0  # descents started
+        self.collisions = 0
+        self.nodes = 1
+        self.max_nodes = max_nodes
+
+    def gather(self, quota: int) -> tuple[list[Node], list[Node]]:
+        """One batch: (leaves to back up, the collided nodes' parents). Visits in flight
+        stay on the tree until ``backup``."""
+        leaves: list[Node] = []
+        collided: list[Node] = []
+        budget = collision_limit(self.root.n, self.cfg)
+        while len(leaves) < quota and len(collided) < budget:
+            node, draw = self.root, self.draws
+            self.draws += 1
+            while True:
+                if node.terminal is not None or not node.moves:
+                    leaves.append(node)  # a terminal node visited again
+                    end, stop_at = node, None
+                    break
+                pick = _pick(node, self.cfg, self.n_scl, self.uniform, draw)
+                child = node.children.get(pick)
+                if child is None:
+                    if self.max_nodes is not None and self.nodes >= self.max_nodes:
+                        end = None  # dropped: counted, nothing in flight
+                        leaves.append(None)
+                        break
+                    board = node.board.copy()
+                    board.push(node.moves[pick])
+                    child = Node(board, node.depth + 1, node)
+                    node.children[pick] = child
+                    self.nodes += 1
+                    leaves.append(child)
+                    end, stop_at = child, None
+                    break
+                if child.n == 0:  # in flight, never evaluated: a collision
+                    collided.append(node)
+                    end, stop_at = node, node
+                    break
+                node = child
+            if end is not None:
+                for n in end.path():
+                    n.in_flight += 1
+            del stop_at
+        self.simulations += len(leaves)
+        self.collisions += len(collided)
+        return leaves, collided
+
+    def release(self, collided: list[Node]) -> None:
+        for node in collided:
+            for n in node.path():
+                n.in_flight -= 1
+
+    def backup(self, leaves: list[Node]) -> None:
+        """Evaluate the new leaves and back every leaf up; then freeze contempt nodes
+        lazily (at their next selection, with the counts after this backup)."""
+        for leaf in leaves:
+            if leaf is None:
+                continue
+            if leaf.n == 0:
+                leaf.expand(self.evaluate, self.cfg.policy_temperature)
+                wl, d = leaf.value
+            else:
+                wl, d = leaf.terminal
+            for n in reversed(leaf.path()):
+                n.n += 1
+                n.in_flight -= 1
+                n.wl += wl
+                n.d += d
+                wl = -wl
+
+    def run(self, simulations: int) -> None:
+        """Steps of up to L leaves until ``simulations`` more have started."""
+        target = self.simulations + simulations
+        while self.simulations < target:
+            leaves, collided = self.gather(min(self.width, target - self.simulations))
+            self.release(collided)
+            self.backup(leaves)
+
+    def root_visits(self) -> list[int]:
+        return [self.root.children[i].n if i in self.root.children else 0
+                for i in range(len(self.root.moves))]
+
+
+def walk(root: Node) -> dict[tuple[str, ...], Node]:
+    """Every node by its move path from the root (UCI strings)."""
+    out: dict[tuple[str, ...], Node] = {}
+    stack: list[tuple[tuple[str, ...], Node]] = [((), root)]
+    while stack:
+        path, node = stack.pop()
+        out[path] = node
+        for i, child in node.children.items():
+            stack.append(((*path, node.moves[i].uci()), child))
+    return out

@@ -1,0 +1,73 @@
+"""The UCI engine's search driver compiles nothing inside a timed search: after ``warmup``
+(what ``isready`` runs), searches of positions with other numbers of legal moves, with
+``searchmoves``, and the views of their results run without a single JAX compile.
+
+(Regressions seen: slicing device arrays to the number of legal moves compiled new slice
+ops for every new count, 1-2 s inside timed searches of a real-clock match; a leaf that
+ends the game runs an evaluation program of its own that warmup had not compiled.)
+"""
+
+from __future__ import annotations
+
+import logging
+
+import chess
+import jax
+import pytest
+
+from zerochess.neural import load_model
+from zerochess.search.config import SearchConfig
+from zerochess.uci.driver import SearchDriver
+
+POSITIONS = [
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",  # 48 moves
+    "rnbqkbnr/ppp2ppp/8/3pp3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 3",
+    "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1",  # in check, one legal move: a terminal leaf
+    "8/8/8/4k3/8/8/3P4/4K3 w - - 0 1",
+    "r1bq1rk1/pp2bppp/2n2n2/3p4/3P4/2NB1N2/PP3PPP/R1BQ1RK1 b - - 3 10",
+]
+
+
+class _Compiles(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if msg.startswith("Compiling"):
+            self.messages.append(msg[:160])
+
+
+@pytest.fixture(scope="module")
+def driver():
+    drv = SearchDriver(load_model("builtin"), 2048)
+    drv.warmup()
+    return drv
+
+
+def test_no_compile_inside_searches_after_warmup(driver):
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles(True):
+            counts = set()
+            for fen in POSITIONS:
+                board = chess.Board(fen)
+                counts.add(board.legal_moves.count())
+                for allow in (None, list(board.legal_moves)[:1]):
+                    driver.start(board, SearchConfig(), seed=7, allow=allow)
+                    driver.run(3)
+                    progress = driver.progress()
+                    order = progress.order(driver.prior, 0.0)
+                    view = driver.view(progress, [int(order[0])])
+                    assert view.result.best_move in board.legal_moves
+                driver.policy_move(board)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert len(counts) == len(POSITIONS)  # really different legal-move counts
+    assert handler.messages == []
