@@ -28,13 +28,15 @@ def _tracked() -> set[str] | None:
 
 
 def cited_records(text: str) -> list[str]:
-    return [m.rstrip("./") for m in CITED.findall(text)]
+    """Record paths in ``text``; placeholders (``docs/results/DIR``, ``<name>``) are not."""
+    paths = [m.rstrip("./") for m in CITED.findall(text)]
+    return [p for p in paths if not any(part.isupper() for part in p.split("/"))]
 
 
 def test_the_pattern_finds_record_paths_only() -> None:
     text = ("recorded in `docs/results/contempt_wdl_maia_small/` and "
             "benchmarks/results/2026-11-22-h100.json; not `benchmarks/results/` "
-            "nor docs/results/<name> nor results/contempt_wdl/tiny-seed0/")
+            "nor docs/results/<name> nor docs/results/DIR nor results/contempt_wdl/tiny-seed0/")
     assert cited_records(text) == ["docs/results/contempt_wdl_maia_small",
                                    "benchmarks/results/2026-11-22-h100.json"]
 
