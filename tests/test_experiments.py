@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from zerochess.cli import main
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, UserError
 from zerochess.experiments import EXPERIMENTS, get_experiment, run_experiment
 from zerochess.experiments.common import settings_path, wdl_counts
 from zerochess.experiments.contempt_wdl import draw_trend, trend_sentence
@@ -62,6 +62,17 @@ def test_resolve_errors(tmp_path):
     cfg = exp.resolve("tiny", over, seed=9)
     assert cfg["nodes"] == 7 and cfg["games_per_point"] == 2 and cfg["seed"] == 9
     assert exp.resolve("small", over)["games_per_point"] == 16
+
+
+def test_a_bad_model_is_refused_before_the_folder_is_written(tmp_path):
+    """Issue 9: fixing the model path and running again must work, so nothing (no
+    config.yaml) is written before the model loads."""
+    over = tmp_path / "over.yaml"
+    over.write_text(yaml.safe_dump({"model": str(tmp_path / "missing.pb.gz")}))
+    out = tmp_path / "run"
+    with pytest.raises(UserError, match="missing.pb.gz"):
+        run_experiment("contempt_wdl", "tiny", out, config_path=over, progress=False)
+    assert not (out / "config.yaml").exists()
 
 
 def test_repeated_fraction():

@@ -138,7 +138,7 @@ def _check_pairs(pairs: list[tuple[chess.Board, chess.Move]]) -> Counter:
     assert exp.legal.shape == (n, policy_map.MAX_LEGAL_MOVES)
     assert exp.legal.dtype == np.int16 and exp.num_legal.dtype == np.int16
     assert exp.status.dtype == np.int8 and exp.num_legal.shape == exp.status.shape == (n,)
-    for field, dtype in zip(exp.child, (np.int8, np.int8, np.int8, np.int8, np.int16, np.int16),
+    for field, dtype in zip(exp.child, (np.int8, np.int8, np.int32, np.int8, np.int32, np.int32),
                             strict=True):
         assert field.dtype == dtype and field.shape[0] == n
     seen: Counter = Counter()

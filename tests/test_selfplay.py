@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from zerochess.cli import main
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, PositionError
 from zerochess.games import (
     GameRecord,
     GameWriter,
@@ -101,8 +101,11 @@ def test_bad_values_are_config_errors(tmp_path):
         SelfPlayConfig.from_dict({"player": {"temperature": "hot"}})
     with pytest.raises(ConfigError, match="openings.type"):
         SelfPlayConfig.from_dict({"player": {}, "openings": {"type": "pgn"}})
-    with pytest.raises(ConfigError, match="bad FEN"):
+    with pytest.raises(PositionError, match=r"openings.fens\[0\]: invalid FEN 'not a fen'"):
         build_openings(OpeningSpec(type="fens", fens=("not a fen",)), 1, 0)
+    with pytest.raises(PositionError, match=r"openings.fens\[1\]: .*opposite check"):
+        build_openings(OpeningSpec(type="fens", fens=(FENS[0], "k7/8/8/8/8/8/8/K6Q w - - 0 1")),
+                       1, 0)
     assert isinstance(ConfigError("x"), ValueError)
 
 
@@ -150,6 +153,25 @@ def test_fen_and_epd_lists(tmp_path):
     assert ops[0].name == "e4" and ops[0].board().turn == chess.BLACK
     shuffled = build_openings(OpeningSpec(type="fens", fens=tuple(FENS), shuffle=True), 6, 1)
     assert sorted(o.fen for o in shuffled) == sorted(chess.Board(x).fen() for x in FENS)
+
+
+def test_illegal_openings_name_their_source_and_kings_are_never_captured(tmp_path):
+    """Illegal opening positions are refused with file:line (issue 9); a game whose king
+    was taken (only possible by pushing an illegal move) is never recorded as a result."""
+    from zerochess.games.records import game_end
+
+    f = tmp_path / "bad.epd"
+    f.write_text(FENS[1] + "\n" + "k7/8/8/8/8/8/8/K6Q w - - 0 1\n" + "8/8/8/8/8/8/8/K7 w - -\n"
+                 + "kP6/8/8/8/8/8/8/K7 w - - 0 1\n")
+    with pytest.raises(PositionError) as err:
+        build_openings(OpeningSpec.from_dict({"type": "epd", "file": str(f)}), 2, 0)
+    text = str(err.value)
+    assert f"{f}:2" in text and f"{f}:3" in text and f"{f}:4" in text and f"{f}:1" not in text
+    assert "opposite check" in text and "no black king" in text and "backrank" in text
+    board = chess.Board("k7/8/8/8/8/8/8/K6Q w - - 0 1")
+    board.push(chess.Move.from_uci("h1a8"))  # the queen takes the king
+    with pytest.raises(RuntimeError, match="black king is missing"):
+        game_end(board, 1, None)
 
 
 def test_polyglot_book(tmp_path):
@@ -293,13 +315,15 @@ def test_writer_recovers_partial_files(tmp_path):
     text = (tmp_path / "games.pgn").read_text()
     assert '[NScl "5"]' in text and '[TagVariant "sc"]' in text  # not a chess variant
     assert [g.headers["GameIndex"] for g in read_pgn_games(tmp_path / "games.pgn")] == ["0", "1"]
-    # game 2's PGN got out but its CSV row did not; game 3 is cut short
+    # game 2's PGN got out but its CSV row did not (rebuilt from the PGN); game 3 is cut short
+    game2 = str(fake_record(2, ["c2c4"]).to_pgn()) + "\n\n"
     with open(tmp_path / "games.pgn", "a") as f:
-        f.write(str(fake_record(2, ["c2c4"]).to_pgn()) + "\n\n" + '[Event "zerochess"]\n[Gam')
+        f.write(game2 + '[Event "zerochess"]\n[Gam')
     w = GameWriter(tmp_path, ["n_scl", "variant"])
     w.close()
-    assert w.completed == {0, 1}
-    assert (tmp_path / "games.pgn").read_text() == text
+    assert w.completed == {0, 1, 2} and not w.notes  # an interruption, not damage
+    assert (tmp_path / "games.pgn").read_text() == text + game2
+    assert [r["index"] for r in read_games_csv(tmp_path / "games.csv")] == ["0", "1", "2"]
     assert chess.pgn.read_game(io.StringIO(text)).headers["GameIndex"] == "0"
     with pytest.raises(ConfigError, match="columns"):
         GameWriter(tmp_path, ["other"])

@@ -333,6 +333,31 @@ def test_seed_makes_temperature_reproducible(engine):
     assert a.move == b.move and a.info["pv"] == b.info["pv"] and a.info["nodes"] == b.info["nodes"]
 
 
+def test_uci_chess960_castles_king_to_rook(engine):
+    """UCI_Chess960 (lc0): castling read and written king-to-rook; a chess960 FEN (Shredder
+    castling letters) is chess960 without the option too. Each search may only castle."""
+    def best(lines):
+        _, out = raw(engine, lines, until=lambda line: line.startswith("bestmove"))
+        pvs = [line.split(" pv ")[1].split()[0] for line in out if " pv " in line]
+        return out[-1].split()[1], pvs
+
+    std = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"
+    try:
+        move, pvs = best(["setoption name UCI_Chess960 value true", f"position fen {std}",
+                          "go nodes 8 searchmoves e1h1"])
+        assert move == "e1h1" and set(pvs) == {"e1h1"}
+        # read back as castling: the king on g1 (g1g2 is no move otherwise)
+        move, _ = best([f"position fen {std} moves e1h1 e8a8", "go nodes 8 searchmoves g1g2"])
+        assert move == "g1g2"
+    finally:
+        raw(engine, ["setoption name UCI_Chess960 value false", "isready"])
+    move, pvs = best([f"position fen {std}", "go nodes 8 searchmoves e1g1"])
+    assert move == "e1g1" and set(pvs) == {"e1g1"}
+    shredder = "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1"
+    move, _ = best([f"position fen {shredder}", "go nodes 8 searchmoves e1b1"])
+    assert move == "e1b1"
+
+
 def test_a_game_to_the_end(engine):
     """Both sides played by the engine until the game is over (rook ending, 50-move count
     at 90: mate, insufficient material or a fifty-move claim within a few moves)."""

@@ -92,7 +92,7 @@ def test_position_forms():
         parse_position(parse_command("position startpos moves e2e5").params)
     with pytest.raises(UciError, match="either fen or startpos"):
         parse_position(parse_command("position moves e2e4").params)
-    with pytest.raises(UciError, match="invalid"):
+    with pytest.raises(UciError, match="illegal position .8/8/8"):
         parse_position(parse_command("position fen 8/8/8/8/8/8/8/8 w - - 0 1").params)
 
 

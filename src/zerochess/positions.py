@@ -1,82 +1,295 @@
-"""Positions from user input: FEN (or "startpos") plus UCI moves, EPD files, boards."""
+"""Positions from user input, checked at the edge: FEN/EPD strings (or "startpos") plus
+UCI moves, EPD files, python-chess boards.
+
+Every reader either returns a board that means exactly what the input says or raises a
+``PositionError`` (``InputFileError`` for an unreadable file) that quotes the input and
+names its source (a file and line, a config field):
+
+- a FEN has its 4 position fields, then optionally the halfmove clock and the fullmove
+  number (ASCII digits) and nothing else; fewer fields, trailing text or a clock that is
+  not a number are refused, never read as EPD operations. EPD operations are read only
+  where a ``;`` marks them (``hmvc``/``fmvn`` set the counters).
+- chess960: castling rights that only make sense in chess960 (Shredder-FEN letters such
+  as ``GBgb``, or ``KQkq`` with the king off the e-file) make a chess960 board (lc0 reads
+  them the same way); ``chess960=True`` forces it (castling then prints king-to-rook in
+  UCI, lc0's ``UCI_Chess960``), ``chess960=False`` refuses such rights.
+- the position must be legal as python-chess's ``Board.status()`` checks it (both kings,
+  no pawns on the back ranks, the side not to move not in check, ...), its counters in
+  ``[0, MAX_COUNTER]`` (halfmove clock) and ``[1, MAX_COUNTER]`` (fullmove number), and
+  it must be standard chess or chess960 (``chess.variant`` boards are refused).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import chess
 
-from zerochess.errors import UserError
+from zerochess.errors import InputFileError, PositionError, quote
 
 PositionLike = chess.Board | str | tuple[str, Sequence[str]]
 
+# Halfmove clock and fullmove number limit: positions hold them exactly as int32, and the
+# network reads the halfmove clock as a float32 (exact up to 2**24).
+MAX_COUNTER = 2**24
+_DIGITS = re.compile(r"[0-9]+")
+_MAX_LISTED = 10  # bad lines listed in one error
 
-def parse_position(fen: str = "startpos", moves: Iterable[str] = ()) -> chess.Board:
-    """A python-chess board from a FEN/EPD (or "startpos") and UCI moves played from it.
+
+def _where(source: str | None) -> str:
+    return f"{source}: " if source else ""
+
+
+def _problems(board: chess.Board) -> list[str]:
+    status = board.status()
+    return [name.lower().replace("_", " ") for name, flag in chess.Status.__members__.items()
+            if flag and status & flag]
+
+
+def check_board(board: object, source: str | None = None) -> chess.Board:
+    """Check one board's current position (cheap; no move-stack replay).
 
     Raises:
-      UserError: an invalid FEN, an invalid position (e.g. no king), or an illegal move.
+      PositionError: not a ``chess.Board``, a variant board, an illegal position, a
+        counter out of range.
     """
+    where = _where(source)
+    if not isinstance(board, chess.Board):
+        raise PositionError(f"{where}expected a chess.Board, got {type(board).__name__}")
+    variant = getattr(board, "uci_variant", "chess")
+    if variant != "chess" or type(board).__name__ in ("SuicideBoard", "GiveawayBoard"):
+        raise PositionError(
+            f"{where}{type(board).__name__} ({variant}) is not supported: zerochess plays "
+            "standard chess and chess960")
+    clock, number = board.halfmove_clock, board.fullmove_number
+    if isinstance(clock, bool) or not isinstance(clock, int) or not 0 <= clock <= MAX_COUNTER:
+        raise PositionError(f"{where}halfmove clock {quote(clock)} is out of range: zerochess "
+                            f"holds 0 to {MAX_COUNTER:,} (the network reads it as a float32)")
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_COUNTER:
+        raise PositionError(f"{where}fullmove number {quote(number)} is out of range: "
+                            f"zerochess holds 1 to {MAX_COUNTER:,}")
+    problems = _problems(board)
+    if problems:
+        raise PositionError(f"{where}illegal position {quote(board.fen())}: "
+                            f"{', '.join(problems)}")
+    return board
+
+
+def check_game(board: chess.Board, source: str | None = None) -> chess.Board:
+    """``check_board`` plus the game behind it: the start position is legal and every
+    move on the move stack is legal where it was played (a ``push`` does not check)."""
+    check_board(board, source)
+    if board.move_stack:
+        replay = board.root()
+        check_board(replay, f"{_where(source)}start position" if source else "start position")
+        for ply, move in enumerate(board.move_stack, start=1):
+            if not replay.is_legal(move):
+                raise PositionError(f"{_where(source)}the game holds an illegal move "
+                                    f"{move.uci()!r} (ply {ply}) in {replay.fen()}")
+            replay.push(move)
+    return board
+
+
+def _split_fen(text: str, source: str | None) -> None:
+    """Refuse FEN strings whose field count or counters do not fit the FEN format."""
+    fields = text.split()
+    where = _where(source)
+    if len(fields) < 4:
+        raise PositionError(
+            f"{where}invalid FEN {quote(text)}: {len(fields)} field(s); a position needs 4 "
+            "(pieces, side to move, castling, en passant), then optionally the halfmove "
+            "clock and the fullmove number")
+    for name, field in zip(("halfmove clock", "fullmove number"), fields[4:6], strict=False):
+        if not _DIGITS.fullmatch(field):
+            hint = " (EPD operations need a ';')" if field[:1].isalpha() else ""
+            raise PositionError(f"{where}invalid FEN {quote(text)}: the {name} "
+                                f"{quote(field)} is not a number{hint}")
+    if len(fields) > 6:
+        raise PositionError(f"{where}invalid FEN {quote(text)}: trailing text "
+                            f"{quote(' '.join(fields[6:]))} after the 6 fields")
+
+
+def _read(text: str, chess960: bool, epd: bool) -> chess.Board:
+    if epd:
+        board, _ = chess.Board.from_epd(text, chess960=chess960)
+        return board
+    return chess.Board(text, chess960=chess960)
+
+
+def parse_fen(fen: object, chess960: bool | None = None, source: str | None = None,
+              ) -> chess.Board:
+    """A checked board from a FEN, an EPD line (operations after the 4 fields, each ended
+    by ``;``) or "startpos".
+
+    Args:
+      fen: the text.
+      chess960: None reads chess960 castling rights as chess960 (and all else as standard
+        chess), True makes a chess960 board, False refuses chess960 castling rights.
+      source: where the text came from (a file and line, a config field), for errors.
+
+    Raises:
+      PositionError: an invalid FEN/EPD or an illegal position.
+    """
+    where = _where(source)
+    if not isinstance(fen, str):
+        raise PositionError(f"{where}a FEN must be a string, got {quote(fen)}")
     text = fen.strip()
+    if not text:
+        raise PositionError(f"{where}empty FEN (use 'startpos' for the start position)")
+    if text == "startpos":
+        return chess.Board(chess960=bool(chess960))
+    epd = ";" in text
+    if not epd:
+        _split_fen(text, source)
     try:
-        if text in ("", "startpos"):
-            board = chess.Board()
-        elif len(text.split()) < 6 or ";" in text:
-            board, _ = chess.Board.from_epd(text)
-        else:
-            board = chess.Board(text)
+        board = _read(text, bool(chess960), epd)
+        if chess960 is None and board.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
+            alt = _read(text, True, epd)
+            if not alt.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
+                board = alt  # castling rights that only chess960 gives a meaning
     except ValueError as err:
-        raise UserError(f"invalid FEN {fen!r}: {err}") from None
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        problems = [name.lower().replace("_", " ")
-                    for name, flag in chess.Status.__members__.items() if flag and status & flag]
-        raise UserError(f"invalid position {fen!r}: {', '.join(problems)}")
-    for ply, uci in enumerate(moves):
+        raise PositionError(f"{where}invalid FEN {quote(text)}: {err}") from None
+    except IndexError:  # python-chess on some malformed EPD operations
+        raise PositionError(f"{where}invalid EPD {quote(text)}") from None
+    if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS and chess960 is False:
+        raise PositionError(f"{where}castling rights in {quote(text)} need chess960 "
+                            "(chess960=False was given)")
+    return check_board(board, source)
+
+
+def parse_epd_line(text: str, chess960: bool | None = None, source: str | None = None,
+                   ) -> tuple[chess.Board, dict[str, object]]:
+    """A checked board and the EPD operations of one line (a FEN line has none)."""
+    board = parse_fen(text, chess960, source)
+    ops: dict[str, object] = {}
+    if ";" in text:
         try:
-            move = chess.Move.from_uci(uci)
-        except ValueError:
-            raise UserError(f"invalid move {uci!r} (move {ply + 1}): not UCI notation") from None
-        if not board.is_legal(move):
-            raise UserError(f"illegal move {uci!r} (move {ply + 1}) in position {board.fen()}")
+            _, ops = chess.Board.from_epd(text.strip(), chess960=board.chess960)
+        except (ValueError, IndexError):  # pragma: no cover - parse_fen read it already
+            ops = {}
+    return board, ops
+
+
+def _moves_list(moves: object, where: str) -> list[str]:
+    if moves is None:
+        return []
+    if isinstance(moves, str):
+        return moves.split()  # "e2e4 e7e5", as after UCI's "position ... moves"
+    if not isinstance(moves, (list, tuple)):
+        raise PositionError(f"{where}moves must be a list of UCI strings, got {quote(moves)}")
+    out = list(moves)
+    for ply, m in enumerate(out, start=1):
+        if not isinstance(m, str):
+            raise PositionError(f"{where}move {ply} must be a UCI string, got {quote(m)}")
+    return out
+
+
+def play_moves(board: chess.Board, moves: object, source: str | None = None) -> chess.Board:
+    """Play UCI ``moves`` on ``board`` (in place), each checked to be legal."""
+    where = _where(source)
+    for ply, uci in enumerate(_moves_list(moves, where), start=1):
+        try:
+            move = board.parse_uci(uci.strip())
+        except chess.InvalidMoveError:
+            raise PositionError(f"{where}invalid move {quote(uci)} (move {ply}): "
+                                "not UCI notation") from None
+        except chess.IllegalMoveError:
+            raise PositionError(f"{where}illegal move {quote(uci)} (move {ply}) in position "
+                                f"{board.fen()}") from None
+        if not move:
+            raise PositionError(f"{where}null move {quote(uci)} (move {ply}) is not a move "
+                                "of a game")
         board.push(move)
     return board
 
 
-def as_board(position: PositionLike) -> chess.Board:
-    """Accept a board, a FEN string or a (FEN, [uci moves]) pair."""
+def parse_position(fen: object = "startpos", moves: object = (),
+                   chess960: bool | None = None, source: str | None = None) -> chess.Board:
+    """A python-chess board from a FEN/EPD (or "startpos") and UCI moves played from it
+    (a list, or one string of space-separated moves). See ``parse_fen``.
+
+    Raises:
+      PositionError: an invalid FEN, an illegal position (e.g. no king), an illegal move.
+    """
+    return play_moves(parse_fen(fen, chess960, source), moves, source)
+
+
+def as_board(position: object, chess960: bool | None = None) -> chess.Board:
+    """Accept a board (checked with its game), a FEN string or a (FEN, moves) pair."""
     if isinstance(position, chess.Board):
-        if position.status() != chess.STATUS_VALID:
-            raise UserError(f"invalid position: {position.fen()}")
-        return position
+        if chess960 is not None and position.chess960 != chess960:
+            position = position.copy()
+            position.chess960 = chess960
+        return check_game(position)
     if isinstance(position, str):
-        return parse_position(position)
+        return parse_position(position, chess960=chess960)
     if isinstance(position, tuple) and len(position) == 2:
-        return parse_position(position[0], position[1])
-    raise UserError(f"cannot read a position from {position!r}")
+        return parse_position(position[0], position[1], chess960=chess960)
+    raise PositionError(f"cannot read a position from {quote(position)}: expected a "
+                        "chess.Board, a FEN string or a (FEN, moves) pair")
 
 
-def read_epd(path: str | Path) -> list[tuple[str, chess.Board]]:
-    """(id, board) per non-empty line of an EPD/FEN file (``id`` opcode, else the line number)."""
+def read_text_file(path: object, what: str) -> str:
+    """The text of an input file; ``InputFileError`` when it is missing, a folder or not
+    UTF-8 text (the message names the file and the first bad byte)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputFileError(f"{what} path must be a string, got {quote(path)}")
     p = Path(path)
-    if not p.is_file():
-        raise UserError(f"EPD file not found: {path}")
-    out = []
-    for n, line in enumerate(p.read_text().splitlines(), start=1):
-        text = line.strip()
-        if not text or text.startswith("#"):
+    if not p.exists():
+        raise InputFileError(f"{what} not found: {p}")
+    if p.is_dir():
+        raise InputFileError(f"{what} {p} is a folder, not a file")
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise InputFileError(f"cannot read {what} {p}: {err.strerror or err}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputFileError(f"{what} {p} is not UTF-8 text (byte 0x{data[err.start]:02x} at "
+                             f"offset {err.start})") from None
+
+
+def read_position_lines(path: object, what: str = "EPD file", chess960: bool | None = None,
+                        ) -> list[tuple[int, chess.Board, dict[str, object]]]:
+    """(line number, board, EPD operations) of every position line of a FEN/EPD file
+    (blank lines and ``#`` comments skipped).
+
+    A bad line refuses the whole file: a batch that silently lost positions would no
+    longer line up with its input. The error lists every bad line (file:line: why, up
+    to 10 of them) so that one pass fixes them all.
+    """
+    text = read_text_file(path, what)
+    out, bad = [], []
+    for n, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
             continue
         try:
-            if len(text.split()) >= 6 and ";" not in text and text.split()[4].isdigit():
-                board, ops = chess.Board(text), {}
-            else:
-                board, ops = chess.Board.from_epd(text)
-        except ValueError as err:
-            raise UserError(f"{path}:{n}: invalid EPD/FEN: {err}") from None
-        if board.status() != chess.STATUS_VALID:
-            raise UserError(f"{path}:{n}: invalid position {text!r}")
-        out.append((str(ops.get("id", n)), board))
+            board, ops = parse_epd_line(stripped, chess960, f"{path}:{n}")
+        except PositionError as err:
+            bad.append(str(err))
+            continue
+        out.append((n, board, ops))
+    if bad:
+        more = f" (and {len(bad) - _MAX_LISTED} more)" if len(bad) > _MAX_LISTED else ""
+        head = f"{what} {path} has {len(bad)} bad line(s){more}: " if len(bad) > 1 else ""
+        raise PositionError(head + "; ".join(bad[:_MAX_LISTED]))
     if not out:
-        raise UserError(f"EPD file {path} holds no positions")
+        raise PositionError(f"{what} {path} holds no positions")
     return out
+
+
+def read_epd(path: object, chess960: bool | None = None) -> list[tuple[str, chess.Board]]:
+    """(id, board) per position line of an EPD/FEN file (the ``id`` operation, else the
+    line number). See ``read_position_lines``."""
+    return [(str(ops.get("id", n)), board)
+            for n, board, ops in read_position_lines(path, "EPD file", chess960)]
+
+
+__all__ = ["MAX_COUNTER", "PositionLike", "as_board", "check_board", "check_game", "parse_epd_line",
+           "parse_fen", "parse_position", "play_moves", "read_epd", "read_position_lines",
+           "read_text_file"]

@@ -123,7 +123,10 @@ class Engine:
     def _build_batch(self, settings: EngineSettings):
         from zerochess.analysis.slots import SlotBatch, UnsupportedError, make_searcher
         from zerochess.neural import load_model
+        from zerochess.search.api import check_tree_memory
 
+        # before loading or allocating anything: the slots' trees must fit
+        check_tree_memory(settings.slots, settings.tree_nodes, "max_nodes")
         try:
             model = load_model(settings.model)
         except FileNotFoundError as err:

@@ -76,9 +76,10 @@ class TurnSpec:
     priority: int
     base_fen: str
     moves: tuple[chess.Move, ...]
+    chess960: bool = False
 
     def board(self) -> chess.Board:
-        board = chess.Board(self.base_fen)
+        board = chess.Board(self.base_fen, chess960=self.chess960)
         for move in self.moves:
             board.push(move)
         return board
@@ -334,8 +335,8 @@ def _turn_specs(start: chess.Board, moves: list[chess.Move], clocks: list[int],
             fens[ply] = board.fen(en_passant="fen")
         if ply < len(moves):
             board.push(moves[ply])
-    return tuple(TurnSpec(t, priorities[t], fens[bases[t]], tuple(moves[bases[t]:t]))
-                 for t in turns)
+    return tuple(TurnSpec(t, priorities[t], fens[bases[t]], tuple(moves[bases[t]:t]),
+                          start.chess960) for t in turns)
 
 
 def _move_filters(query: dict) -> tuple[MoveFilterEntry, ...]:

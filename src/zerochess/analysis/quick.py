@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
-from zerochess.errors import UserError
+from zerochess.errors import ConfigError, ModelError, PositionError, quote
 from zerochess.neural import Model, load_model
 from zerochess.positions import PositionLike, as_board
-from zerochess.search.api import Searcher
-from zerochess.search.config import SearchConfig
+from zerochess.search.api import MAX_LEAVES, Searcher, check_tree_memory, check_workers
+from zerochess.search.config import INFINITE_NSCL, SearchConfig
 from zerochess.search.results import SearchResult
+from zerochess.validation import MAX_INT32, as_choice, as_count, as_seed
 
 SEARCHES = ("puct", "contempt", "muzero", "gumbel")
 DEFAULT_CONTEMPT_LIMIT = 5
@@ -19,10 +20,11 @@ DEFAULT_CONTEMPT_LIMIT = 5
 def search_config(search: str = "puct", contempt_limit: int | None = None,
                   **overrides: object) -> SearchConfig:
     """The SearchConfig of a named search variant (lc0 defaults, plus ``overrides``)."""
-    if search not in SEARCHES:
-        raise UserError(f"unknown search {search!r}; choose from {', '.join(SEARCHES)}")
-    if contempt_limit is not None and contempt_limit < 1:
-        raise UserError(f"contempt limit must be >= 1, got {contempt_limit}")
+    as_choice(search, "search", SEARCHES)
+    if contempt_limit is not None:
+        contempt_limit = as_count(contempt_limit, "contempt limit", 1, INFINITE_NSCL)
+        if search != "contempt":
+            raise ConfigError("a contempt limit needs search='contempt'")
     values: dict[str, object] = {}
     if search == "contempt":
         values["n_scl"] = contempt_limit or DEFAULT_CONTEMPT_LIMIT
@@ -31,18 +33,13 @@ def search_config(search: str = "puct", contempt_limit: int | None = None,
     values.update(overrides)
     try:
         return SearchConfig.from_dict(values)
-    except (TypeError, ValueError) as err:
-        raise UserError(str(err)) from None
+    except TypeError as err:
+        raise ConfigError(str(err)) from None
 
 
 @functools.lru_cache(maxsize=4)
 def _cached_model(spec: str) -> Model:
-    try:
-        return load_model(spec)
-    except FileNotFoundError as err:
-        raise UserError(f"model file not found: {err.filename or spec}") from None
-    except ValueError as err:
-        raise UserError(str(err)) from None
+    return load_model(spec)  # ModelError / ModelFileError on a bad spec or file
 
 
 @functools.lru_cache(maxsize=8)
@@ -90,31 +87,45 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         items = list(positions)
     else:
         items = [positions]
-    boards = [as_board(p) for p in items]
-    if not boards:
-        raise UserError("no positions to analyse")
-    if visits < 1:
-        raise UserError(f"visits must be >= 1, got {visits}")
-    net = model if isinstance(model, Model) else _cached_model(model)
+    if not items:
+        raise PositionError("no positions to analyse")
+    boards = []
+    for i, p in enumerate(items):
+        try:
+            boards.append(as_board(p))
+        except PositionError as err:
+            raise PositionError(f"position {i}: {err}" if len(items) > 1 else str(err)) from None
+    visits = as_count(visits, "visits", 1, MAX_INT32 - 1)
+    seed = as_seed(seed)
+    as_choice(search, "search", SEARCHES)
+    if progress is not None and not callable(progress):
+        raise ConfigError(f"progress must be a function or None, got {quote(progress)}")
+    if workers is not None:
+        workers = check_workers(workers)
+    if config is not None and not isinstance(config, SearchConfig):
+        raise ConfigError(f"config must be a SearchConfig, got {quote(config)}")
     cfg = config if config is not None else search_config(search, contempt_limit)
-    if workers is not None and workers < 0:
-        raise UserError(f"workers must be >= 0, got {workers}")
+    mctx = search in ("muzero", "gumbel") and config is None
     if leaves_per_step is None:
         leaves_per_step = auto_leaves(len(boards))
-    if leaves_per_step < 1:
-        raise UserError(f"leaves per step must be >= 1, got {leaves_per_step}")
-    if cache_size < 0:
-        raise UserError(f"cache size must be >= 0, got {cache_size}")
+    leaves_per_step = as_count(leaves_per_step, "leaves per step", 1, MAX_LEAVES)
+    cache_size = as_count(cache_size, "cache size", 0, MAX_INT32)
+    # before loading anything: the trees must fit (mctx's nodes hold about twice as much)
+    check_tree_memory(len(boards), visits + 1, "visits",
+                      node_bytes=(2 if mctx else 1) * Searcher.node_bytes())
+    if isinstance(model, Model):
+        net = model
+    elif isinstance(model, str):
+        net = _cached_model(model)
+    else:
+        raise ModelError(f"model must be a spec string or a Model, got {quote(model)}")
     searcher = _cached_searcher(net, visits + 1, workers, leaves_per_step, cache_size)
-    if search in ("muzero", "gumbel") and config is None:
+    if mctx:
         from zerochess.search.mctx_policies import MctxSearcher
 
         return MctxSearcher(searcher, search).search(boards, cfg, num_simulations=visits,
                                                      seed=seed)
-    try:
-        batch = searcher.init(boards, cfg, seed)
-    except ValueError as err:
-        raise UserError(str(err)) from None
+    batch = searcher.init(boards, cfg, seed)
     count = len(boards)
     report = None if progress is None else (lambda done, _: progress(done // count, visits))
     batch = searcher.run(batch, visits, progress=report)

@@ -6,7 +6,9 @@ move now: ranks mirrored ``sq ^ 56`` and colours swapped when black is to move):
 - 8 history slots x 13 planes: slot i shows the position i plies ago: ours
   P N B R Q K, theirs P N B R Q K, then "this position occurred before" (all ones).
 - 104..111: us O-O-O, us O-O, them O-O-O, them O-O, all ones if black is to
-  move, the rule50 ply count (raw), zeros, ones.
+  move, the rule50 ply count (raw), zeros, ones. In chess960, O-O is castling with
+  the rook on the king's h-side and O-O-O with the a-side rook (lc0's ``we_can_00``
+  etc.); the classic input does not show the rooks' files.
 
 The history slots of a python-chess game (lc0's fill before the game start, lc0's
 repetition flags) come from ``zerochess.chess.history``.
@@ -46,7 +48,8 @@ def planes_from_arrays(
         board means "no position" and gives all-zero planes.
       repeated: bool ``[..., 8]``: that slot's position occurred earlier in the game.
       turn: int ``[...]``, 1 if white is to move in the current position, 0 if black.
-      castling: int ``[...]``, castling bits of the current position (1 WK, 2 WQ, 4 BK, 8 BQ).
+      castling: int ``[...]``, the current position's castling field (rights bits 1 WK,
+        2 WQ, 4 BK, 8 BQ; the rook files above them do not enter the classic planes).
       rule50: int ``[...]``, the current position's halfmove clock.
 
     Returns:
@@ -100,6 +103,6 @@ def encode_board(board: chess.Board) -> np.ndarray:
     """float32 ``[112, 8, 8]`` lc0 input planes of ``board`` (history from its ``move_stack``)."""
     boards, repeated = history_arrays(board)
     return planes_from_arrays(
-        np, boards, repeated, np.int8(board.turn), np.int8(castling_bits(board)),
-        np.int16(board.halfmove_clock),
+        np, boards, repeated, np.int8(board.turn), np.int32(castling_bits(board)),
+        np.int32(board.halfmove_clock),
     )

@@ -5,7 +5,9 @@ queen-line or knight target in ascending square order (1792 entries), then 66
 promotions from the 7th rank (files a..h, targets in ascending file order,
 pieces q r b). A knight promotion shares the index of the plain move. Black's
 moves are mirrored by flipping ranks (``sq ^ 56``). Castling is king-to-rook
-(e1h1 / e1a1) internally, e1g1 / e1c1 in UCI.
+(e1h1 / e1a1, and in chess960 the king's square to the castling rook's square, as
+lc0 encodes it) internally; python-chess writes it e1g1 / e1c1 on standard boards and
+king-to-rook on chess960 boards.
 
 Tables are built once with numpy at import.
 """
@@ -86,11 +88,14 @@ def index_array(from_sq: np.ndarray, to_sq: np.ndarray, promotion: np.ndarray) -
 
 
 def _castling_to_rook(board: chess.Board, move: chess.Move) -> int:
-    if board.is_castling(move):
-        rank = chess.square_rank(move.from_square)
-        file = 7 if chess.square_file(move.to_square) > chess.square_file(move.from_square) else 0
-        return chess.square(file, rank)
-    return move.to_square
+    """The target square of ``move`` with castling as king-to-rook."""
+    if not board.is_castling(move):
+        return move.to_square
+    if board.rooks & board.occupied_co[board.turn] & chess.BB_SQUARES[move.to_square]:
+        return move.to_square  # already king-to-rook (chess960 form)
+    rank = chess.square_rank(move.from_square)
+    file = 7 if chess.square_file(move.to_square) > chess.square_file(move.from_square) else 0
+    return chess.square(file, rank)  # e1g1 / e1c1: the standard rooks
 
 
 def move_to_index(board: chess.Board, move: chess.Move) -> int:
@@ -118,10 +123,11 @@ def index_to_move(board: chess.Board, index: int) -> chess.Move:
     if piece == chess.KING and board.piece_type_at(to) == chess.ROOK and board.color_at(
         to
     ) == board.turn:
-        # king-to-rook castling -> python-chess standard notation
-        move = chess.Move(frm, chess.square(6 if to > frm else 2, chess.square_rank(frm)))
-        if not board.is_legal(move):
-            move = chess.Move(frm, to)  # chess960-style representation
+        # king-to-rook castling: python-chess writes it so on chess960 boards, and as the
+        # king's two-square move on standard boards
+        move = chess.Move(frm, to)
+        if not board.chess960:
+            move = chess.Move(frm, chess.square(6 if to > frm else 2, chess.square_rank(frm)))
     else:
         move = chess.Move(frm, to, promo or None)
     if not board.is_legal(move):

@@ -26,6 +26,7 @@ from zerochess.chess.state import (
     CASTLE_WK,
     CASTLE_WQ,
     PositionArrays,
+    castling_fields,
     empty_positions,
 )
 
@@ -44,18 +45,12 @@ class GameStatus(enum.IntEnum):
 _K = policy_map.MAX_LEGAL_MOVES
 _PIECE_CODES = np.arange(1, 13, dtype=np.int8)  # 1..6 white P..K, 7..12 black P..K
 _TYPE_WEIGHTS = np.arange(1, 7, dtype=np.int8)[None, :, None]  # [1, 6, 1]
-_CASTLE_BB = (
-    (CASTLE_WK, chess.BB_H1),
-    (CASTLE_WQ, chess.BB_A1),
-    (CASTLE_BK, chess.BB_H8),
-    (CASTLE_BQ, chess.BB_A8),
-)
 
 
 class Expansion(NamedTuple):
     """Result of ``expand_batch`` for a batch of ``n`` rows (also a jax pytree)."""
 
-    child: PositionArrays  # board int8[n,64]; turn, castling, ep int8[n]; rule50, fullmove int16[n]
+    child: PositionArrays  # board int8[n,64]; turn, ep int8[n]; castling, rule50, fullmove int32[n]
     legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
     num_legal: np.ndarray  # int16 [n]
     status: np.ndarray  # int8 [n]: GameStatus of the child
@@ -114,20 +109,23 @@ def _codes_from_bitboards(types: np.ndarray, white: np.ndarray) -> np.ndarray:
 
 
 def _castling_bitboards(castling: np.ndarray) -> list[int]:
-    """python-chess ``castling_rights`` bitboards (python ints) of CASTLE_* bits [n]."""
+    """python-chess ``castling_rights`` bitboards (python ints) of castling fields [n]
+    (``state.castling_rights_bitboard`` over a batch)."""
     c = castling.astype(np.int64)
     rights = np.zeros(c.shape, np.uint64)
-    for bit, bb in _CASTLE_BB:
-        rights |= np.where(c & bit, np.uint64(bb), np.uint64(0))
+    for bit, king_side, shift, rank in ((CASTLE_WK, True, 4, 0), (CASTLE_WQ, False, 7, 0),
+                                        (CASTLE_BK, True, 10, 7), (CASTLE_BQ, False, 13, 7)):
+        code = (c >> shift) & 7
+        square = (7 - code if king_side else code) + 8 * rank
+        rights |= np.where(c & bit, np.left_shift(np.uint64(1), square.astype(np.uint64)),
+                           np.uint64(0))
     return rights.tolist()
 
 
-def _castling_bits(rights: np.ndarray) -> np.ndarray:
-    """int8 CASTLE_* bits of python-chess ``castling_rights`` uint64 bitboards [n]."""
-    out = np.zeros(rights.shape, np.int8)
-    for bit, bb in _CASTLE_BB:
-        out |= np.where(rights & np.uint64(bb), np.int8(bit), np.int8(0))
-    return out
+def _king_squares(codes: np.ndarray, king_code: int) -> np.ndarray:
+    """int [n]: the square of the king with piece code ``king_code`` (-1 if none)."""
+    found = codes == king_code
+    return np.where(found.any(axis=1), np.argmax(found, axis=1), -1)
 
 
 def _decode_moves(
@@ -135,9 +133,10 @@ def _decode_moves(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Absolute-frame python-chess (from, to, promotion) int arrays [n] for 1858 indices.
 
-    Castling king-to-rook becomes python-chess's king-two-squares form; a pawn reaching
-    the last rank without a promotion piece becomes a knight promotion. Rows with
-    ``move_index < 0`` get zeros. Legality is checked later by python-chess.
+    Castling stays king-to-rook (the boards are played in python-chess's chess960 mode,
+    which writes every castling move so); a pawn reaching the last rank without a
+    promotion piece becomes a knight promotion. Rows with ``move_index < 0`` get zeros.
+    Legality is checked later by python-chess.
     """
     n = move_index.shape[0]
     rows = np.arange(n)
@@ -148,16 +147,12 @@ def _decode_moves(
     promo = policy_map.PROMOTION[idx].astype(np.int64)
     board = parent.board
     mover = board[rows, frm].astype(np.int64)
-    target = board[rows, to].astype(np.int64)
     white = parent.turn.astype(bool)
     mover_type = np.where(mover > 6, mover - 6, mover)
     own_mover = (mover > 0) & ((mover <= 6) == white)
     last_rank = (to // 8 == 0) | (to // 8 == 7)
     promo = np.where(own_mover & (mover_type == chess.PAWN) & last_rank & (promo == 0),
                      chess.KNIGHT, promo)
-    own_rook = target == np.where(white, chess.ROOK, chess.ROOK + 6)
-    castle = own_mover & (mover_type == chess.KING) & own_rook
-    to = np.where(castle, (frm & ~7) + np.where(to > frm, 6, 2), to)
     valid = move_index >= 0
     return frm * valid, to * valid, promo * valid
 
@@ -166,8 +161,8 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
     """Play ``move_index[i]`` in ``parent[i]`` and describe each child.
 
     Args:
-      parent: batch of ``n`` positions (board int8[n,64], turn/castling/ep int8[n],
-        rule50/fullmove int16[n]). ``ep`` may be -1 or the (legal) ep target square.
+      parent: batch of ``n`` positions (board int8[n,64], turn/ep int8[n],
+        castling/rule50/fullmove int32[n]). ``ep`` may be -1 or the (legal) ep target square.
       move_index: int [n] lc0 1858 indices in the mover's frame, or -1 for "no move:
         describe the parent itself".
 
@@ -216,7 +211,9 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
     mv_to: list[int] = []
     mv_promo: list[int] = []
 
-    b = chess.Board(None)
+    # chess960 mode: castling moves are king-to-rook (lc0's form) and castling rooks may
+    # stand on any file; for standard positions the legal moves are the same.
+    b = chess.Board(None, chess960=True)
     occ_co = b.occupied_co
     move_cls = chess.Move
     for i in range(n):
@@ -269,10 +266,12 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
     child = PositionArrays(
         board=codes,
         turn=child_turn,
-        castling=_castling_bits(np.array(out_rights, np.uint64).reshape(n)),
+        castling=castling_fields(np.array(out_rights, np.uint64).reshape(n),
+                                 _king_squares(codes, chess.KING),
+                                 _king_squares(codes, chess.KING + 6)),
         ep=np.array(out_ep, np.int8).reshape(n),
-        rule50=np.array(out_rule50, np.int16).reshape(n),
-        fullmove=np.array(out_fullmove, np.int16).reshape(n),
+        rule50=np.array(out_rule50, np.int32).reshape(n),
+        fullmove=np.array(out_fullmove, np.int32).reshape(n),
     )
 
     counts_a = np.array(counts, np.int64).reshape(n)
@@ -282,11 +281,7 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
         row = np.repeat(np.arange(n), counts_a)
         f = np.array(mv_from, np.int64)
         t = np.array(mv_to, np.int64)
-        p = np.array(mv_promo, np.int64)
-        # python-chess castling e1g1/e1c1 -> lc0 king-to-rook e1h1/e1a1.
-        is_king = (codes[row, f] == chess.KING) | (codes[row, f] == chess.KING + 6)
-        castle = is_king & (np.abs(t - f) == 2)
-        t = np.where(castle, np.where(t > f, f + 3, f - 4), t)
+        p = np.array(mv_promo, np.int64)  # castling is already king-to-rook (chess960 mode)
         flip = np.where(child_turn[row] == 1, 0, 56)
         idx = policy_map.index_array(f ^ flip, t ^ flip, p)
         starts = np.cumsum(counts_a) - counts_a

@@ -7,8 +7,13 @@ rank-major) in the absolute (white) frame.
 Piece codes: 0 empty, 1..6 white P N B R Q K, 7..12 black P N B R Q K
 (``piece_type + 6 * (color == BLACK)``).
 
-Castling bits: 1 white king side (h1 rook), 2 white queen side, 4 black king
-side, 8 black queen side.
+Castling (int32): bits 0-3 are the rights, 1 white king side (the rook on the
+h-side of the king), 2 white queen side (a-side), 4 black king side, 8 black queen
+side (lc0's ``we_can_00`` ... and python-chess's chess960 rules); bits 4-15 hold the
+files of those rooks, 3 bits per right, as offsets from the standard rook (king side:
+``7 - file``, queen side: ``file``) and 0 when the right is absent. So standard chess
+has only the values 0..15, and a chess960 position keeps its castling rooks exactly
+(lc0 keeps the files per colour too).
 
 ``ep`` holds the en-passant target square only when an en-passant capture is
 legal (python-chess's transposition-key rule), else -1; so two positions are the
@@ -26,8 +31,12 @@ EMPTY = 0
 NUM_PIECE_CODES = 13
 
 CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ = 1, 2, 4, 8
-_CASTLE_ROOK_SQUARES = ((CASTLE_WK, chess.H1), (CASTLE_WQ, chess.A1), (CASTLE_BK, chess.H8),
-                        (CASTLE_BQ, chess.A8))
+CASTLE_RIGHTS = 15  # the rights bits; the bits above hold the rooks' files
+# (right, colour, king side?, shift of its rook's file code)
+_CASTLE_FIELDS = ((CASTLE_WK, chess.WHITE, True, 4), (CASTLE_WQ, chess.WHITE, False, 7),
+                  (CASTLE_BK, chess.BLACK, True, 10), (CASTLE_BQ, chess.BLACK, False, 13))
+# The halfmove clock and fullmove number are int32 (``zerochess.positions.MAX_COUNTER``
+# bounds them at the input, so that the network's float32 rule50 plane stays exact).
 
 
 class PositionArrays(NamedTuple):
@@ -35,10 +44,10 @@ class PositionArrays(NamedTuple):
 
     board: Any  # int8 [..., 64] piece codes
     turn: Any  # int8 [...], 1 white to move, 0 black
-    castling: Any  # int8 [...], CASTLE_* bits
+    castling: Any  # int32 [...], CASTLE_* rights and rook files
     ep: Any  # int8 [...], legal en-passant target square or -1
-    rule50: Any  # int16 [...], halfmove clock
-    fullmove: Any  # int16 [...], fullmove number
+    rule50: Any  # int32 [...], halfmove clock
+    fullmove: Any  # int32 [...], fullmove number
 
 
 def empty_positions(xp: Any, shape: tuple[int, ...]) -> PositionArrays:
@@ -47,10 +56,10 @@ def empty_positions(xp: Any, shape: tuple[int, ...]) -> PositionArrays:
     return PositionArrays(
         board=xp.zeros((*shape, 64), xp.int8),
         turn=xp.zeros(shape, xp.int8),
-        castling=xp.zeros(shape, xp.int8),
+        castling=xp.zeros(shape, xp.int32),
         ep=xp.full(shape, -1, xp.int8),
-        rule50=xp.zeros(shape, xp.int16),
-        fullmove=xp.ones(shape, xp.int16),
+        rule50=xp.zeros(shape, xp.int32),
+        fullmove=xp.ones(shape, xp.int32),
     )
 
 
@@ -65,8 +74,51 @@ def legal_ep_square(board: chess.Board) -> int:
 
 
 def castling_bits(board: chess.Board) -> int:
-    rights = board.clean_castling_rights()
-    return sum(bit for bit, sq in _CASTLE_ROOK_SQUARES if rights & chess.BB_SQUARES[sq])
+    """The castling field (rights and rook files, see the module docstring) of ``board``."""
+    rights = np.array([board.clean_castling_rights()], np.uint64)
+    kings = [board.king(chess.WHITE), board.king(chess.BLACK)]
+    white_king, black_king = (np.array([-1 if k is None else k]) for k in kings)
+    return int(castling_fields(rights, white_king, black_king)[0])
+
+
+def castling_fields(rights: np.ndarray, white_king: np.ndarray,
+                    black_king: np.ndarray) -> np.ndarray:
+    """int32 [n] castling fields from python-chess castling-rights bitboards (the castling
+    rooks' squares, already cleaned: at most one rook on each side of its king) uint64 [n]
+    and the kings' squares int [n] (-1: none)."""
+    rights = np.asarray(rights, np.uint64)
+    out = np.zeros(rights.shape, np.int32)
+    files = np.arange(8)
+    for color_rank, king, (king_bit, king_shift), (queen_bit, queen_shift) in (
+            (0, np.asarray(white_king), (CASTLE_WK, 4), (CASTLE_WQ, 7)),
+            (7, np.asarray(black_king), (CASTLE_BK, 10), (CASTLE_BQ, 13))):
+        rank_bits = ((rights >> np.uint64(8 * color_rank)) & np.uint64(0xFF)).astype(np.int64)
+        present = (rank_bits[..., None] >> files) & 1  # [n, 8]
+        on_rank = (king >= 0) & (king // 8 == color_rank)
+        king_file = np.where(on_rank, king % 8, -1)[..., None]
+        king_side = (present == 1) & (files > king_file) & on_rank[..., None]
+        queen_side = (present == 1) & (files < king_file) & on_rank[..., None]
+        k_file = np.max(np.where(king_side, files, -1), axis=-1)
+        q_file = np.min(np.where(queen_side, files, 8), axis=-1)
+        out |= np.where(k_file >= 0, king_bit | ((7 - k_file) << king_shift), 0).astype(np.int32)
+        out |= np.where(q_file < 8, queen_bit | (q_file << queen_shift), 0).astype(np.int32)
+    return out
+
+
+def castling_rights_bitboard(castling: int) -> int:
+    """python-chess's castling-rights bitboard (rook squares) of a castling field."""
+    rights = 0
+    for bit, color, king_side, shift in _CASTLE_FIELDS:
+        if castling & bit:
+            code = (castling >> shift) & 7
+            file = 7 - code if king_side else code
+            rights |= chess.BB_SQUARES[chess.square(file, 0 if color == chess.WHITE else 7)]
+    return rights
+
+
+def is_standard_castling(castling: int) -> bool:
+    """Whether all castling rooks stand where standard chess has them (a- and h-files)."""
+    return (castling >> 4) == 0
 
 
 _CODE_WEIGHTS = np.arange(1, 13, dtype=np.int8)[:, None]
@@ -86,10 +138,10 @@ def from_board(board: chess.Board) -> PositionArrays:
     return PositionArrays(
         board=board_codes(board),
         turn=np.int8(board.turn),
-        castling=np.int8(castling_bits(board)),
+        castling=np.int32(castling_bits(board)),
         ep=np.int8(legal_ep_square(board)),
-        rule50=np.int16(board.halfmove_clock),
-        fullmove=np.int16(board.fullmove_number),
+        rule50=np.int32(board.halfmove_clock),
+        fullmove=np.int32(board.fullmove_number),
     )
 
 
@@ -108,10 +160,8 @@ def to_board(pos: PositionArrays) -> chess.Board:
             board.set_piece_at(sq, chess.Piece(code - (0 if code <= 6 else 6), color))
     board.turn = bool(pos.turn)
     castling = int(pos.castling)
-    board.castling_rights = 0
-    for bit, sq in _CASTLE_ROOK_SQUARES:
-        if castling & bit:
-            board.castling_rights |= chess.BB_SQUARES[sq]
+    board.chess960 = not is_standard_castling(castling)
+    board.castling_rights = castling_rights_bitboard(castling)
     board.ep_square = None if int(pos.ep) < 0 else int(pos.ep)
     board.halfmove_clock = int(pos.rule50)
     board.fullmove_number = int(pos.fullmove)
@@ -134,6 +184,10 @@ def _zobrist_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 ZOBRIST_PIECES, ZOBRIST_TURN, ZOBRIST_CASTLING, ZOBRIST_EP = _zobrist_tables()
+# the castling rooks' files (bits 4-15 of the castling field); 0 (standard rooks) hashes to 0
+ZOBRIST_ROOK_FILES = np.random.default_rng(0x960).integers(0, 2**32, size=(4096, 2),
+                                                           dtype=np.uint32)
+ZOBRIST_ROOK_FILES[0] = 0
 
 
 def position_hash(xp: Any, board: Any, turn: Any, castling: Any, ep: Any) -> Any:
@@ -151,6 +205,8 @@ def position_hash(xp: Any, board: Any, turn: Any, castling: Any, ep: Any) -> Any
         for i in range(1, 64):
             acc = acc ^ words[..., i, :]
     acc = acc ^ xp.asarray(ZOBRIST_TURN)[turn.astype(xp.int32)]
-    acc = acc ^ xp.asarray(ZOBRIST_CASTLING)[castling.astype(xp.int32) & 15]
+    castling = castling.astype(xp.int32)
+    acc = acc ^ xp.asarray(ZOBRIST_CASTLING)[castling & CASTLE_RIGHTS]
+    acc = acc ^ xp.asarray(ZOBRIST_ROOK_FILES)[(castling >> 4) & 0xFFF]
     ep_i = xp.where(ep < 0, 64, ep).astype(xp.int32)
     return acc ^ xp.asarray(ZOBRIST_EP)[ep_i]

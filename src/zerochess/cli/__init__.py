@@ -2,9 +2,11 @@
 
 Each command module has ``add_parser(subparsers)``, which sets ``run(args) -> int`` (and
 optionally ``interrupted``, the line printed on Ctrl-C). Command modules import jax only
-inside ``run``, so ``zerochess --help`` stays quick. Bad input (a ``UserError``, which
-includes every ``ConfigError``, a missing file, a ``ValueError`` from python-chess) prints
-one line ``error: ...`` on stderr and exits with status 2, without a traceback.
+inside ``run``, so ``zerochess --help`` stays quick. Bad input (a ``UserError``: a
+``PositionError``, ``ConfigError``, ``ModelError``/``ModelFileError`` or ``InputFileError``;
+a ``ValueError`` from python-chess; an ``OSError`` for a path that cannot be read or
+written) prints one line ``error: ...`` on stderr and exits with status 2, without a
+traceback.
 """
 
 from __future__ import annotations
@@ -51,10 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except (UserError, FileNotFoundError, ValueError) as err:
-        # UserError: our own bad-input errors; ValueError: python-chess (FEN, moves).
-        print(f"error: {err}", file=sys.stderr)
+    except (UserError, ValueError, OSError) as err:
+        # UserError: our own bad-input errors (positions, settings, models, files);
+        # ValueError: python-chess's; OSError: a path that cannot be read or written.
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
 
 
-__all__ = ["build_parser", "main"]
+def one_line(err: BaseException) -> str:
+    """An error's message on one line (its lines joined)."""
+    text = str(err) or type(err).__name__
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+__all__ = ["build_parser", "main", "one_line"]

@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--include-policy", action="store_true",
                    help="add the raw network policy over the legal moves")
     p.add_argument("--json", action="store_true", help="one JSON object per position per line")
+    p.add_argument("--chess960", action="store_true",
+                   help="chess960: castling moves print king-to-rook (lc0's UCI_Chess960); "
+                   "FENs with chess960 castling rights are read as chess960 without it")
     p.set_defaults(run=run)
 
 
@@ -113,9 +116,10 @@ def run(args: argparse.Namespace) -> int:
     if args.epd:
         if args.fen is not None or args.moves:
             raise UserError("give either a FEN (with --moves) or --epd FILE, not both")
-        items = read_epd(args.epd)
+        items = read_epd(args.epd, chess960=args.chess960 or None)
     else:
-        items = [("0", parse_position(args.fen or "startpos", args.moves))]
+        fen = "startpos" if args.fen is None else args.fen
+        items = [("0", parse_position(fen, args.moves, chess960=args.chess960 or None))]
     if args.visits < 1:
         raise UserError(f"--visits must be >= 1, got {args.visits}")
     if args.leaves_per_step is not None and args.leaves_per_step < 1:

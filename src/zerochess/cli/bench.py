@@ -36,6 +36,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from zerochess.games.config import MAX_BATCH
+    from zerochess.validation import MAX_INT32, as_count
+
+    for name, values, most in (("--batch", args.batch, MAX_BATCH),
+                               ("--sims", args.sims, MAX_INT32 - 1)):
+        for value in values or ():
+            as_count(value, name, 1, most)
     from zerochess import bench  # jax: loaded when it runs
 
     return bench.main(args)

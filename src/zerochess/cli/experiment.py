@@ -1,9 +1,13 @@
 """``zerochess experiment NAME [--scale tiny|small|full] [--out DIR] [--seed N]
-[--config FILE]``: one of the registered search-contempt experiments."""
+[--config FILE] [--estimate]``: one of the registered search-contempt experiments.
+
+Before playing, an experiment prints its expected run time on this machine (from a
+short measured warm-up); ``--estimate`` prints only that and plays nothing."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from zerochess.cli.runs import add_run_options, checked_seed
 from zerochess.experiments import EXPERIMENTS, get_experiment
@@ -19,11 +23,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "(the paper's scale)")
     add_run_options(p, "results/<name>/<scale>-seed<seed>", "override the seed")
     p.add_argument("--config", help="YAML overrides (e.g. configs/experiment_contempt_wdl.yaml)")
+    p.add_argument("--estimate", action="store_true",
+                   help="measure a short warm-up on this machine, print the expected run time "
+                   "of the games not yet in the output folder, and play nothing")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     experiment = get_experiment(args.name)
+    if args.estimate:
+        from zerochess.experiments.common import default_out_dir
+
+        cfg = experiment.resolve(args.scale, args.config, checked_seed(args.seed))
+        out = Path(args.out) if args.out else default_out_dir(args.name, args.scale,
+                                                               cfg["seed"])
+        est = experiment.estimate(cfg, out if out.is_dir() else None)
+        if est is None:
+            print(f"experiment {args.name} has no run-time estimate")
+            return 0
+        print(est.text())
+        return 0
     out = experiment.execute(args.scale, args.out, checked_seed(args.seed), args.config,
                              progress=not args.no_progress, force=args.force)
     print((out / "summary.md").read_text())

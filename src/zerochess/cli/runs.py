@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from zerochess.errors import ConfigError
+from zerochess.validation import as_seed
 
 INTERRUPTED = "interrupted: finished games are saved; run the same command to resume"
 
@@ -22,13 +23,13 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, seed_help: str
 
 
 def checked_seed(value: int | None) -> int | None:
-    """``--seed`` (None when not given); a negative seed is a ``ConfigError``."""
-    if value is not None and value < 0:
-        raise ConfigError(f"--seed must be >= 0, got {value}")
-    return value
+    """``--seed`` (None when not given), in [0, 2**63) (``ConfigError`` otherwise)."""
+    return None if value is None else as_seed(value, "--seed")
 
 
-def positive(value: int, name: str) -> int:
+def positive(value: int, name: str, maximum: int | None = None) -> int:
     if value < 1:
         raise ConfigError(f"{name} must be >= 1, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be <= {maximum:,}, got {value:,}")
     return value

@@ -23,12 +23,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from zerochess.games import SelfPlayConfig, run_selfplay  # jax: loaded when it runs
+    from zerochess.games.config import MAX_GAMES
 
     config = SelfPlayConfig.load(args.config)
     if args.seed is not None:
         config = dataclasses.replace(config, seed=checked_seed(args.seed))
     if args.games is not None:
-        config = dataclasses.replace(config, games=positive(args.games, "--games"))
+        config = dataclasses.replace(config, games=positive(args.games, "--games", MAX_GAMES))
     out = Path(args.out) if args.out else Path("results") / "selfplay" / config.name
     report = run_selfplay(config, out, progress=not args.no_progress, force=args.force)
     s = report.stats.summary()

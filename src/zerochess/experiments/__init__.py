@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 EXPERIMENTS: tuple[str, ...] = (
     "contempt_wdl", "temperature_wdl", "repeat_rate", "contempt_vs_temperature", "odds",
+    "odds_table1",
 )
 """The registered experiments: module ``zerochess.experiments.<name>`` defines ``EXPERIMENT``."""
 

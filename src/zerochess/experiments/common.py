@@ -14,12 +14,16 @@ import csv
 import dataclasses
 import importlib.resources
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerochess.errors import ConfigError
 from zerochess.games.config import (
+    MAX_BATCH,
+    MAX_GAMES,
+    MAX_NODES,
     OpeningSpec,
     PlayerSpec,
     check_keys,
@@ -29,6 +33,7 @@ from zerochess.games.config import (
 )
 from zerochess.games.loop import GameSpec, RunStats
 from zerochess.games.openings import build_openings
+from zerochess.games.players import get_model
 from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
 from zerochess.games.rundir import prepare_run_dir, write_json
@@ -38,6 +43,10 @@ from zerochess.games.stats import (
     decisive_over_draws_interval,
     format_interval,
 )
+from zerochess.validation import as_count, as_seed, as_text
+
+if TYPE_CHECKING:
+    from zerochess.experiments.runtime import Estimate, PlannedGames
 
 SCALES = ("tiny", "small", "full")
 RESULTS_ROOT = Path("results")
@@ -72,13 +81,16 @@ def _split_scales(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """An experiment: its logic, ``run(ctx) -> summary`` (markdown), and an optional
-    ``check(config)`` of the resolved settings; the settings are in ``settings_path(name)``."""
+    """An experiment: its logic, ``run(ctx) -> summary`` (markdown), an optional
+    ``check(config)`` of the resolved settings, and an optional ``plan(config)``: the games
+    ``run`` will play, one ``PlannedGames`` per ``play`` call, from which the expected run
+    time is estimated before playing. The settings are in ``settings_path(name)``."""
 
     name: str
     title: str
     run: Callable[[Context], str]
     check: Callable[[dict[str, Any]], None] | None = None
+    plan: Callable[[dict[str, Any]], list[PlannedGames]] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
                 seed: int | None = None) -> dict[str, Any]:
@@ -102,11 +114,10 @@ class Experiment:
             cfg.update(over)
         if seed is not None:
             cfg["seed"] = seed
-        if not isinstance(cfg.get("seed"), int) or cfg["seed"] < 0:
-            raise ConfigError(f"seed must be an integer >= 0, got {cfg.get('seed')!r}")
-        for key in ("batch_size", "games_per_point"):
-            if key in cfg and (not isinstance(cfg[key], int) or cfg[key] < 1):
-                raise ConfigError(f"{key} must be an integer >= 1, got {cfg[key]!r}")
+        cfg["seed"] = as_seed(cfg.get("seed"), "seed")
+        for key, most in (("batch_size", MAX_BATCH), ("games_per_point", MAX_GAMES)):
+            if key in cfg:
+                cfg[key] = as_count(cfg[key], key, 1, most)
         if self.check is not None:
             self.check(cfg)
         return cfg
@@ -119,7 +130,15 @@ class Experiment:
         cfg = self.resolve(scale, config_path, seed)
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
+        if "model" in cfg:  # a bad model is an error before the folder is written
+            get_model(as_text(cfg["model"], "model"))
         prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg}, force=force)
+        est = self.estimate(cfg, out)
+        if est is not None:
+            from zerochess.experiments.runtime import write_estimate
+
+            write_estimate(out, est)
+            print(est.text(), file=sys.stderr, flush=True)
         ctx = Context(self.name, scale, cfg, out, progress)
         body = self.run(ctx)
         stats = [s.summary() for s in ctx.stats if s.games]
@@ -133,8 +152,20 @@ class Experiment:
         if ctx.notes:
             summary += ["## Notes", ""] + [f"- {n}" for n in ctx.notes] + [""]
         summary += ["## Run", "", throughput_note(ctx.stats), ""]
+        if est is not None and est.games_left:
+            summary += [f"Expected before playing (`estimate.json`): {est.text().splitlines()[0]}",
+                        ""]
         (out / "summary.md").write_text("\n".join(summary))
         return out
+
+    def estimate(self, cfg: dict[str, Any], out_dir: Path | None = None) -> Estimate | None:
+        """The expected run time of the games of ``cfg`` not yet in ``out_dir``, from a short
+        measured warm-up (None when the experiment has no ``plan``)."""
+        if self.plan is None:
+            return None
+        from zerochess.experiments.runtime import estimate
+
+        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"))
 
 
 def default_out_dir(name: str, scale: str, seed: int) -> Path:
@@ -144,8 +175,7 @@ def default_out_dir(name: str, scale: str, seed: int) -> Path:
 def make_player(name: str, nodes: int, search: Mapping[str, Any] | None,
                 temperature: Any, where: str) -> PlayerSpec:
     """A zerochess player from config pieces (validated, errors name ``where``)."""
-    if not isinstance(nodes, int) or nodes < 1:
-        raise ConfigError(f"{where}: nodes must be an integer >= 1, got {nodes!r}")
+    nodes = as_count(nodes, f"{where}: nodes", 1, MAX_NODES)
     return PlayerSpec(name=name, nodes=nodes,
                       search=search_config_from_dict(search, f"{where}.search"),
                       temperature=temperature_from_value(temperature, f"{where}.temperature"))
@@ -187,7 +217,14 @@ def selfplay_points(ctx: Context, points: Sequence[tuple[PlayerSpec, Mapping[str
     Every point plays the same openings (``openings`` key); game indices run point by
     point, so the games of a point depend only on (seed, its position in the list).
     """
-    cfg = ctx.config
+    players, specs = selfplay_specs(ctx.config, points)
+    return play(ctx, specs, players)
+
+
+def selfplay_specs(cfg: Mapping[str, Any],
+                   points: Sequence[tuple[PlayerSpec, Mapping[str, Any]]],
+                   ) -> tuple[dict[str, PlayerSpec], list[GameSpec]]:
+    """The players and games of :func:`selfplay_points`."""
     k = cfg["games_per_point"]
     openings = build_openings(OpeningSpec.from_dict(cfg.get("openings")), k, cfg["seed"])
     players, specs = {}, []
@@ -199,7 +236,7 @@ def selfplay_points(ctx: Context, points: Sequence[tuple[PlayerSpec, Mapping[str
             idx = p * k + g
             specs.append(GameSpec(idx, player.name, player.name, openings[g],
                                   game_seed(cfg["seed"], idx), dict(tags)))
-    return play(ctx, specs, players)
+    return players, specs
 
 
 def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

@@ -26,7 +26,9 @@ from zerochess.experiments.common import (
     with_intervals,
     write_csv,
 )
-from zerochess.games.config import OpeningSpec, check_keys
+from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
+from zerochess.games.config import OpeningSpec, PlayerSpec, check_keys
+from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
 from zerochess.games.stats import MatchResult, format_interval
 
@@ -43,14 +45,27 @@ def _check(cfg: dict[str, Any]) -> None:
         raise ConfigError("games must be an integer >= 1")
 
 
-def run(ctx: Context) -> str:
-    cfg = ctx.config
+def match(cfg: dict[str, Any]) -> tuple[PlayerSpec, PlayerSpec, list[GameSpec]]:
+    """The two players and the games (colours alternating, openings paired)."""
     sc = make_player(cfg["sc"].get("name", "sc5"), cfg["nodes"], cfg["sc"].get("search"),
                      cfg["sc"].get("temperature"), "sc")
     puct = make_player(cfg["puct"].get("name", "puct_tau2"), cfg["nodes"],
                        cfg["puct"].get("search"), cfg["puct"].get("temperature"), "puct")
     specs = paired_specs(sc.name, puct.name, cfg["games"], OpeningSpec.from_dict(cfg["openings"]),
                          cfg["seed"])
+    return sc, puct, specs
+
+
+def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
+    """The games ``run`` plays (for the run-time estimate)."""
+    sc, puct, specs = match(cfg)
+    return [PlannedGames(NAME, specs, {sc.name: sc, puct.name: puct}, cfg["batch_size"],
+                         SELFPLAY_PLIES)]
+
+
+def run(ctx: Context) -> str:
+    cfg = ctx.config
+    sc, puct, specs = match(cfg)
     rows = play(ctx, specs, {sc.name: sc, puct.name: puct})
     total = match_result(rows, sc.name)
     white = match_result([r for r in rows if r["white"] == sc.name], sc.name)
@@ -103,4 +118,4 @@ def plot(result: MatchResult, path: Any, p1: str, p2: str) -> None:
 
 
 EXPERIMENT = Experiment(NAME, "Search-contempt (low T) vs PUCT (high T) (paper Table 2)",
-                        run, _check)
+                        run, _check, plan)

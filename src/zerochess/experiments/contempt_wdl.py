@@ -25,10 +25,13 @@ from zerochess.experiments.common import (
     pyplot,
     save_figure,
     selfplay_points,
+    selfplay_specs,
     wdl_counts,
     with_intervals,
     write_csv,
 )
+from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
+from zerochess.games.config import PlayerSpec
 from zerochess.games.stats import TrendTest, trend_test
 
 NAME = "contempt_wdl"
@@ -48,12 +51,22 @@ def point_name(n_scl: int) -> str:
     return f"nscl{n_scl}"
 
 
+def points(cfg: dict[str, Any]) -> list[tuple[PlayerSpec, dict[str, Any]]]:
+    """One self-play player per N_scl value, with its CSV tags."""
+    return [(make_player(point_name(v), cfg["nodes"], {**cfg["search"], "n_scl": v},
+                         cfg["temperature"], f"n_scl={v}"), {"n_scl": v})
+            for v in cfg["n_scl"]]
+
+
+def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
+    """The games ``run`` plays (for the run-time estimate)."""
+    players, specs = selfplay_specs(cfg, points(cfg))
+    return [PlannedGames(NAME, specs, players, cfg["batch_size"], SELFPLAY_PLIES)]
+
+
 def run(ctx: Context) -> str:
     cfg = ctx.config
-    points = [(make_player(point_name(v), cfg["nodes"], {**cfg["search"], "n_scl": v},
-                           cfg["temperature"], f"n_scl={v}"), {"n_scl": v})
-              for v in cfg["n_scl"]]
-    rows = selfplay_points(ctx, points)
+    rows = selfplay_points(ctx, points(cfg))
     table = []
     for v in cfg["n_scl"]:
         c = wdl_counts([r for r in rows if int(r["n_scl"]) == v])
@@ -146,4 +159,4 @@ def summarize(table: list[dict[str, Any]], cfg: dict[str, Any]) -> str:
 
 
 EXPERIMENT = Experiment(NAME, "Search-contempt self-play: W/D/L vs N_scl (paper Fig. 2)",
-                        run, _check)
+                        run, _check, plan)

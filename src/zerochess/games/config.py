@@ -68,9 +68,14 @@ from typing import Any
 
 import yaml
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
+from zerochess.validation import MAX_INT32, as_seed, as_text
+
+MAX_GAMES = 10_000_000  # games of one run (their specs are built up front)
+MAX_BATCH = 65_536  # batch slots of one run
+MAX_NODES = MAX_INT32 - 1  # simulations per move (the tree holds nodes + 1)
 
 # lc0 temperature presets (the search-contempt fork's self-play configs).
 TEMPERATURE_PRESETS: dict[str, dict[str, Any]] = {
@@ -114,20 +119,26 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def as_int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False) -> Any:
+def as_int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False,
+           maximum: int | None = None) -> Any:
+    """An integer setting; YAML 1.1 reads ``1e6`` as a string, so a string holding an
+    integer in float notation is accepted ("1e6", "2000"), nothing fractional."""
     if value is None and allow_none:
         return None
+    original = value
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            raise ConfigError(f"{where} must be an integer, got {value!r}") from None
+            raise ConfigError(f"{where} must be an integer, got {quote(original)}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and not value.is_integer()):
-        raise ConfigError(f"{where} must be an integer, got {value!r}")
+            isinstance(value, float) and not (math.isfinite(value) and value.is_integer())):
+        raise ConfigError(f"{where} must be an integer, got {quote(original)}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ConfigError(f"{where} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{where} must be <= {maximum:,}, got {value:,}")
     return value
 
 
@@ -144,8 +155,9 @@ def optional_bool(value: Any, where: str) -> bool | None:
 
 def search_config_from_dict(values: Mapping[str, Any] | None, where: str) -> SearchConfig:
     """``SearchConfig`` from YAML; ``n_scl`` accepts 1e6-style numbers and null/inf."""
-    values = dict(values or {})
+    values = values if values is not None else {}
     check_keys(values, [f.name for f in dataclasses.fields(SearchConfig)], where)
+    values = dict(values)
     if "n_scl" in values:
         v = values["n_scl"]
         if v is None or (isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none")):
@@ -170,10 +182,10 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
                 f"{where}: unknown temperature preset {value!r}; "
                 f"known: {', '.join(TEMPERATURE_PRESETS)}")
         return TemperatureSchedule(**TEMPERATURE_PRESETS[value])
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return TemperatureSchedule(temperature=float(value))
-    check_keys(value, [f.name for f in dataclasses.fields(TemperatureSchedule)], where)
     try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return TemperatureSchedule(temperature=value)
+        check_keys(value, [f.name for f in dataclasses.fields(TemperatureSchedule)], where)
         return TemperatureSchedule(**value)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
@@ -190,6 +202,13 @@ def asdict_plain(obj: Any) -> dict[str, Any]:
             v = list(v)
         out[f.name] = v
     return out
+
+
+def _name(value: Any, where: str) -> str:
+    """A run or player name: a non-empty string (a number is taken as its text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    return as_text(value, where)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,6 +250,9 @@ class EngineSpec:
                                   f"got {kind!r}")
         if kind == "uci" and not v.get("command"):
             raise ConfigError(f"{where}: a 'uci' engine needs `command`")
+        for k in ("command", "weights"):
+            if v.get(k) is not None:
+                v[k] = as_text(v[k], f"{where}.{k}")
         for k in ("nodes", "depth", "movetime_ms"):
             v[k] = as_int(v.get(k), f"{where}.{k}", minimum=1, allow_none=True)
         v["skill_level"] = as_int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
@@ -302,7 +324,7 @@ class PlayerSpec:
     def from_dict(cls, values: Mapping[str, Any], where: str, default_name: str,
                   default_time_control: TimeControl | None = None) -> PlayerSpec:
         check_keys(values, cls.KEYS, where)
-        name = str(values.get("name", default_name))
+        name = _name(values.get("name", default_name), f"{where}.name")
         if "engine" in values and values["engine"] is not None:
             if "search" in values or "temperature" in values:
                 raise ConfigError(f"{where}: `engine` excludes `search`/`temperature`")
@@ -311,7 +333,8 @@ class PlayerSpec:
             return cls(name=name, nodes=engine.nodes or 0, engine=engine)
         return cls(
             name=name,
-            nodes=as_int(values.get("nodes", 32), f"{where}.nodes", minimum=1),
+            nodes=as_int(values.get("nodes", 32), f"{where}.nodes", minimum=1,
+                         maximum=MAX_NODES),
             search=search_config_from_dict(values.get("search"), f"{where}.search"),
             temperature=temperature_from_value(values.get("temperature"),
                                                f"{where}.temperature"),
@@ -343,18 +366,19 @@ class OpeningSpec:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None, where: str = "openings",
                   base_dir: Path | None = None) -> OpeningSpec:
-        values = dict(values or {})
+        values = values if values is not None else {}
         check_keys(values, [f.name for f in dataclasses.fields(cls)], where)
+        values = dict(values)
         kind = values.get("type", "startpos")
-        if kind not in cls.TYPES:
+        if not isinstance(kind, str) or kind not in cls.TYPES:
             raise ConfigError(f"{where}.type must be one of {', '.join(cls.TYPES)}, "
                                   f"got {kind!r}")
         fens = values.get("fens") or ()
-        if isinstance(fens, str) or not all(isinstance(f, str) for f in fens):
-            raise ConfigError(f"{where}.fens must be a list of FEN strings")
+        if not isinstance(fens, (list, tuple)) or not all(isinstance(f, str) for f in fens):
+            raise ConfigError(f"{where}.fens must be a list of FEN strings, got {quote(fens)}")
         file = values.get("file")
         if file is not None:
-            fp = Path(str(file)).expanduser()
+            fp = Path(as_text(file, f"{where}.file")).expanduser()
             if not fp.is_absolute() and base_dir is not None and not fp.exists():
                 fp = base_dir / fp
             file = str(fp)
@@ -363,15 +387,19 @@ class OpeningSpec:
         if kind == "fens" and not fens and not file:
             raise ConfigError(f"{where}: type fens needs `fens` or `file`")
         if file is not None and kind in ("fens", "epd", "book") and not Path(file).is_file():
-            raise ConfigError(f"{where}.file not found: {file}")
+            what = "is a folder, not a file" if Path(file).is_dir() else "not found"
+            raise ConfigError(f"{where}.file {what}: {file}")
         piece = values.get("piece", "queen")
-        if piece not in cls.PIECES:
-            raise ConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}")
+        if not isinstance(piece, str) or piece not in cls.PIECES:
+            raise ConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}, "
+                              f"got {quote(piece)}")
         side = values.get("side", "white")
-        if side not in cls.SIDES:
-            raise ConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}")
+        if not isinstance(side, str) or side not in cls.SIDES:
+            raise ConfigError(f"{where}.side must be one of {', '.join(cls.SIDES)}, "
+                              f"got {quote(side)}")
         return cls(type=kind, fens=tuple(fens), file=file,
-                   book_plies=as_int(values.get("book_plies", 8), f"{where}.book_plies", 0),
+                   book_plies=as_int(values.get("book_plies", 8), f"{where}.book_plies", 0,
+                                     maximum=1000),
                    piece=piece, side=side,
                    shuffle=as_bool(values.get("shuffle", False), f"{where}.shuffle"))
 
@@ -407,14 +435,14 @@ class RunConfig:
     def run_fields(cls, values: Mapping[str, Any], default_name: str,
                    base_dir: Path | None) -> dict[str, Any]:
         """The run-level keys of ``values``, parsed and checked (constructor keywords)."""
-        games = as_int(values.get("games", cls.games), "games", minimum=1)
+        games = as_int(values.get("games", cls.games), "games", minimum=1, maximum=MAX_GAMES)
         return dict(
-            name=str(values.get("name", default_name)),
-            model=str(values.get("model", "builtin")),
-            seed=as_int(values.get("seed", 0), "seed", minimum=0),
+            name=_name(values.get("name", default_name), "name"),
+            model=as_text(values.get("model", "builtin"), "model"),
+            seed=as_seed(values.get("seed", 0), "seed"),
             games=games,
             batch_size=as_int(values.get("batch_size", min(games, 64)), "batch_size",
-                              minimum=1),
+                              minimum=1, maximum=MAX_BATCH),
             max_plies=as_int(values.get("max_plies"), "max_plies", minimum=1,
                              allow_none=True),
             pgn_comments=as_bool(values.get("pgn_comments", True), "pgn_comments"),

@@ -33,7 +33,7 @@ from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
 from zerochess.games.players import EnginePlayer, SearchBackend, search_stat
-from zerochess.games.records import MOVE_CAP, GameRecord, GameWriter, MoveStat
+from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 
 
@@ -128,12 +128,9 @@ class _Live:
         self.forfeit = f"{self.mover()} took {used_ms:.0f} ms with {left_ms:.0f} ms left"
 
     def check_end(self, max_plies: int | None) -> bool:
-        outcome = self.board.outcome(claim_draw=True)
-        if outcome is not None:
-            self.result = outcome.result()
-            self.termination = outcome.termination.name.lower()
-        elif max_plies is not None and len(self.moves) >= max_plies:
-            self.result, self.termination = "1/2-1/2", MOVE_CAP
+        end = game_end(self.board, len(self.moves), max_plies)
+        if end is not None:
+            self.result, self.termination = end
         return self.result is not None
 
     def record(self, max_plies: int | None) -> GameRecord:

@@ -1,4 +1,11 @@
-"""Start positions: standard start, FEN/EPD lists, polyglot books, odds chess."""
+"""Start positions: standard start, FEN/EPD lists, polyglot books, odds chess.
+
+Every opening is checked when the run's openings are built, before anything is written
+or played (``zerochess.positions``): a legal position (both kings, the side not to move
+not in check, no pawns on the back ranks, ...), legal opening moves, counters in range.
+A bad one is a ``PositionError`` naming its source (``openings.fens[2]``,
+``file.epd:14``, the book and the line drawn from it). Chess960 FENs play chess960.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +18,15 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, InputFileError
 from zerochess.games.config import OpeningSpec
 from zerochess.games.seeding import derive_seed
+from zerochess.positions import (
+    check_board,
+    parse_fen,
+    parse_position,
+    read_position_lines,
+)
 
 ODDS_SQUARES = {  # the piece removed for odds chess: the queen, the queen's rook / knight
     "queen": {chess.WHITE: chess.D1, chess.BLACK: chess.D8},
@@ -32,13 +45,15 @@ class Opening:
 
     def board(self) -> chess.Board:
         """The position after the opening moves, with them on the move stack."""
-        board = chess.Board() if self.fen == chess.STARTING_FEN else chess.Board(self.fen)
-        for uci in self.moves:
-            board.push_uci(uci)
-        return board
+        return parse_position(self.fen, self.moves, source=f"opening {self.name}")
 
     def start_board(self) -> chess.Board:
-        return chess.Board() if self.fen == chess.STARTING_FEN else chess.Board(self.fen)
+        return parse_fen(self.fen, source=f"opening {self.name}")
+
+    def check(self) -> None:
+        """``PositionError`` (naming the opening) unless its start position and its
+        moves are legal. (A game may be over before it starts: it is recorded so.)"""
+        self.board()
 
 
 def odds_board(piece: str, side: chess.Color) -> chess.Board:
@@ -52,33 +67,27 @@ def odds_board(piece: str, side: chess.Color) -> chess.Board:
 
 
 def read_fen_lines(path: str | Path) -> list[str]:
-    """FENs, one per line (blank lines and ``#`` comments skipped)."""
-    out = []
-    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            out.append(chess.Board(line).fen())
-        except ValueError as e:
-            raise ConfigError(f"{path}:{i}: bad FEN: {e}") from None
-    return out
+    """FENs, one per line (blank lines and ``#`` comments skipped); a bad line refuses
+    the file (``PositionError`` with file:line)."""
+    return [board.fen() for _, board, _ in read_position_lines(path, "FEN file")]
 
 
 def read_epd_lines(path: str | Path) -> list[tuple[str, str]]:
     """``(fen, name)`` per EPD line; the name is the ``id`` opcode when present."""
-    out = []
-    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            board, ops = chess.Board.from_epd(line)
-        except ValueError as e:
-            raise ConfigError(f"{path}:{i}: bad EPD: {e}") from None
-        name = ops.get("id")
-        out.append((board.fen(), str(name) if name else f"epd{i}"))
-    return out
+    return [(board.fen(), str(ops["id"]) if ops.get("id") else f"epd{n}")
+            for n, board, ops in read_position_lines(path, "EPD file")]
+
+
+def _check_book(path: str | Path) -> None:
+    """A polyglot book is 16-byte entries: refuse a file that cannot be one."""
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder, not a file" if p.is_dir() else "not found"
+        raise InputFileError(f"opening book {what}: {path}")
+    size = p.stat().st_size
+    if size == 0 or size % 16:
+        raise InputFileError(f"opening book {path} is not a polyglot book ({size:,} bytes, "
+                             "not a whole number of 16-byte entries)")
 
 
 def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None = None,
@@ -87,9 +96,10 @@ def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None
     board = (start or chess.Board()).copy()
     rng = np.random.default_rng(seed)
     moves: list[str] = []
+    _check_book(path)
     with chess.polyglot.open_reader(str(path)) as reader:
         for _ in range(plies):
-            entries = list(reader.find_all(board))
+            entries = list(reader.find_all(board))  # legal moves of weight >= 1 only
             if not entries:
                 break
             weights = np.array([e.weight for e in entries], dtype=np.float64)
@@ -128,6 +138,17 @@ def build_openings(spec: OpeningSpec, count: int, seed: int,
     books draw a fresh line per opening; odds use ``odds_sides[k]`` (default
     ``spec.side`` when it is a colour).
     """
+    openings = _build(spec, count, seed, odds_sides)
+    checked: set[Opening] = set()
+    for opening in openings:
+        if opening not in checked:
+            opening.check()
+            checked.add(opening)
+    return openings
+
+
+def _build(spec: OpeningSpec, count: int, seed: int,
+           odds_sides: Sequence[chess.Color] | None) -> list[Opening]:
     if spec.type == "startpos":
         return [Opening("startpos") for _ in range(count)]
     if spec.type == "odds":
@@ -140,19 +161,14 @@ def build_openings(spec: OpeningSpec, count: int, seed: int,
             else:
                 raise ConfigError(f"openings.side {spec.side!r} needs a match")
             name = f"{spec.piece}-odds-{'white' if side else 'black'}"
-            out.append(Opening(name, odds_board(spec.piece, side).fen()))
+            out.append(Opening(name, check_board(odds_board(spec.piece, side)).fen()))
         return out
     if spec.type == "book":
         return [Opening(f"book{k}", moves=tuple(
             book_line(spec.file, spec.book_plies, derive_seed(seed, k, 0xB00C))))
                 for k in range(count)]
     if spec.type == "fens":
-        fens = []
-        for f in spec.fens:
-            try:
-                fens.append(chess.Board(f).fen())
-            except ValueError as e:
-                raise ConfigError(f"openings.fens: bad FEN {f!r}: {e}") from None
+        fens = [parse_fen(f, source=f"openings.fens[{i}]").fen() for i, f in enumerate(spec.fens)]
         if spec.file:
             fens += read_fen_lines(spec.file)
         items = [(f, f"fen{i + 1}") for i, f in enumerate(fens)]

@@ -31,14 +31,10 @@ _MODELS: dict[str, Any] = {}
 
 
 def get_model(name: str) -> Any:
-    """``load_model(name)``, cached per name; a bad name or path is a ``ConfigError``."""
+    """``load_model(name)``, cached per name; a bad spec is a ``ModelError``, a missing or
+    damaged network file a ``ModelFileError`` (both ``UserError``)."""
     if name not in _MODELS:
-        if name.endswith(".pb.gz") and not Path(name).expanduser().is_file():
-            raise ConfigError(f"model file not found: {name}")
-        try:
-            _MODELS[name] = load_model(name)
-        except (FileNotFoundError, ValueError, KeyError) as e:
-            raise ConfigError(f"cannot load model {name!r}: {e}") from None
+        _MODELS[name] = load_model(name)  # ModelError / ModelFileError naming the problem
     return _MODELS[name]
 
 

@@ -1,4 +1,14 @@
-"""Finished games: records, PGN with per-move search stats, CSV, resumable writing."""
+"""Finished games: records, PGN with per-move search stats, CSV, resumable writing.
+
+Resuming a run folder (``GameWriter``) keeps exactly the games that are complete, whatever
+subset of ``games.pgn`` / ``games.csv`` is damaged or missing: a PGN game counts only if it
+parses without errors, its moves are all there (``PlyCount``), its result token ends it
+and its recorded end agrees with python-chess (``game_end``); its CSV row is rebuilt from
+it when the row is missing or cut short. A CSV row whose PGN game is missing, cut short
+or different is dropped (with that game), so the game is replayed: games are
+deterministic. Files that lose more than an interrupted last game are first copied aside
+(``games.pgn.damaged``, ...), and every repair is reported in ``GameWriter.notes``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +17,7 @@ import dataclasses
 import io
 import math
 import re
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,9 +26,30 @@ import chess
 import chess.pgn
 
 from zerochess.errors import ConfigError
+from zerochess.positions import parse_fen
 
 MOVE_CAP = "move_cap"
 SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+def game_end(board: chess.Board, plies: int, max_plies: int | None) -> tuple[str, str] | None:
+    """``(result, termination)`` if the game is over at ``board`` (python-chess's outcome
+    with draws claimed, or the move cap after ``plies`` plies), else None.
+
+    Raises:
+      RuntimeError: a king is missing: the game was not played by the rules (openings
+        are checked and moves come from legal-move generation, so this is a bug).
+    """
+    for color in chess.COLORS:
+        if chess.popcount(board.kings & board.occupied_co[color]) != 1:
+            raise RuntimeError(f"internal error: the {chess.COLOR_NAMES[color]} king is "
+                               f"missing in {board.fen()}; the game cannot be recorded")
+    outcome = board.outcome(claim_draw=True)
+    if outcome is not None:
+        return outcome.result(), outcome.termination.name.lower()
+    if max_plies is not None and plies >= max_plies:
+        return "1/2-1/2", MOVE_CAP
+    return None
 
 
 @dataclasses.dataclass
@@ -89,16 +121,16 @@ class GameRecord:
         return self.termination == MOVE_CAP
 
     def final_board(self) -> chess.Board:
-        board = chess.Board(self.start_fen)
+        board = parse_fen(self.start_fen)
         for m in self.moves:
             board.push_uci(m)
         return board
 
     def to_pgn(self, comments: bool = True, event: str = "zerochess") -> chess.pgn.Game:
         game = chess.pgn.Game()
-        start = chess.Board(self.start_fen)
-        if self.start_fen != chess.STARTING_FEN:
-            game.setup(start)
+        start = parse_fen(self.start_fen)
+        if self.start_fen != chess.STARTING_FEN or start.chess960:
+            game.setup(start)  # FEN, SetUp and (chess960) Variant headers
         h = game.headers
         h["Event"] = event
         h["Site"] = "zerochess"
@@ -165,29 +197,47 @@ def read_games_csv(path: str | Path) -> list[dict[str, str]]:
     return sorted(rows, key=lambda r: int(r["index"]))
 
 
+def _read_text(path: Path) -> str:
+    """A games file's text; bytes that are not UTF-8 (damage) become U+FFFD."""
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _read_rows(path: Path) -> tuple[list[str] | None, list[dict[str, str]]]:
-    text = path.read_text()
+    """(header, complete rows) of a games CSV; (None, []) when there is no readable header."""
+    text = _read_text(path)
     if not text.strip():
         return None, []
     lines = text.splitlines(keepends=True)
     if not text.endswith("\n"):
         lines = lines[:-1]  # a row cut short by an interruption
-    reader = csv.DictReader(io.StringIO("".join(lines)))
-    fields = list(reader.fieldnames or [])
-    rows = []
-    for row in reader:
-        if None in row or any(row.get(f) is None for f in fields):
-            continue
-        try:
-            int(row["index"])
-        except (KeyError, ValueError):
-            continue
-        rows.append(row)
-    return fields, rows
+    try:
+        reader = csv.DictReader(io.StringIO("".join(lines).replace("\0", "")))
+        fields = list(reader.fieldnames or [])
+        rows = []
+        for row in reader:
+            if None in row or any(row.get(f) is None for f in fields):
+                continue
+            try:
+                int(row["index"])
+            except (KeyError, ValueError):
+                continue
+            rows.append(row)
+    except csv.Error:
+        return None, []
+    return (fields or None), rows
 
 
 _GAME_START = re.compile(r"^\[Event ", re.M)
 _INDEX = re.compile(r'^\[GameIndex "(\d+)"\]', re.M)
+_ADJUDICATION = re.compile(r"\((\d+) plies\)")
 
 
 def _pgn_segments(text: str) -> list[tuple[int | None, str]]:
@@ -196,19 +246,66 @@ def _pgn_segments(text: str) -> list[tuple[int | None, str]]:
         return []
     out = []
     for a, b in zip(starts, starts[1:] + [len(text)], strict=True):
-        seg = text[a:b]
+        lines = text[a:b].rstrip().split("\n")
+        while len(lines) > 1 and (not lines[-1].strip() or (
+                lines[-1].startswith("[") and not lines[-1].rstrip().endswith("]"))):
+            lines.pop()  # the first bytes of the next game's headers, cut short
+        seg = "\n".join(lines)
         m = _INDEX.search(seg)
-        out.append((int(m.group(1)) if m else None, seg.rstrip("\n") + "\n\n"))
+        out.append((int(m.group(1)) if m else None, seg + "\n\n"))
     return out
+
+
+def pgn_game_row(segment: str, tag_fields: Sequence[str]) -> dict[str, Any] | None:
+    """The CSV row of one PGN game as ``GameWriter`` writes it, or None unless the game is
+    complete and consistent: it parses without errors, holds ``PlyCount`` moves, ends
+    with its result token, every header the row needs is there, and its recorded end
+    (result and termination, or the move cap) is what python-chess finds at its end."""
+    try:
+        game = chess.pgn.read_game(io.StringIO(segment))
+        if game is None or game.errors:
+            return None
+        h = game.headers
+        result, termination = h.get("Result"), h.get("Termination")
+        if result not in SCORES or not termination or not segment.rstrip().endswith(result):
+            return None
+        moves = list(game.mainline_moves())
+        if h.get("PlyCount") != str(len(moves)) or not h.get("GameIndex", "").isdigit():
+            return None
+        start = game.board()
+        board = game.end().board()
+        if termination == MOVE_CAP:
+            cap = _ADJUDICATION.search(h.get("Adjudication", ""))
+            if cap is None or game_end(board, len(moves), int(cap.group(1))) != (
+                    "1/2-1/2", MOVE_CAP):
+                return None
+        elif game_end(board, len(moves), None) != (result, termination):
+            return None
+        row: dict[str, Any] = {
+            "index": int(h["GameIndex"]), "white": h["White"], "black": h["Black"],
+            "result": result, "score_white": SCORES[result], "termination": termination,
+            "plies": len(moves), "opening": h["Opening"], "seed": int(h["Seed"]),
+            "start_fen": start.fen(), "final_fen": board.fen(),
+            "moves": " ".join(m.uci() for m in moves)}
+        for key in tag_fields:
+            if key not in BASE_FIELDS:
+                row[key] = h[_tag_name(key)]
+        return row
+    except (KeyError, ValueError, RuntimeError, AssertionError):
+        return None
+
+
+def _same_game(row: Mapping[str, Any], pgn_row: Mapping[str, Any]) -> bool:
+    return all(str(row.get(k)) == str(pgn_row[k]) for k in pgn_row)
 
 
 class GameWriter:
     """Appends each finished game to ``games.pgn`` and ``games.csv`` (flushed per game).
 
-    On opening an existing run directory it keeps the games present in both files
-    (a PGN game is written before its CSV row, so a CSV row marks a complete game),
-    drops anything cut short by an interruption, and reports them in ``completed``
-    so the runner skips them.
+    On opening an existing run folder it keeps the games that are complete (see the
+    module docstring), rewrites both files to hold exactly those (in PGN order), and
+    reports them in ``completed`` (their CSV rows in ``rows``) so the runner skips them.
+    ``notes`` says what was repaired.
     """
 
     def __init__(self, out_dir: str | Path, tag_fields: Sequence[str] = (),
@@ -221,6 +318,8 @@ class GameWriter:
         self.pgn_comments = pgn_comments
         self.event = event
         self.completed: set[int] = set()
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.notes: list[str] = []
         self._recover()
         self._pgn = open(self.pgn_path, "a", encoding="utf-8")
         self._csv_file = open(self.csv_path, "a", encoding="utf-8", newline="")
@@ -230,34 +329,75 @@ class GameWriter:
             self._csv_file.flush()
 
     def _recover(self) -> None:
+        for path in (self.pgn_path, self.csv_path):
+            if path.exists() and not path.is_file():
+                raise ConfigError(f"{path} is not a file; use another output folder")
         fields, rows = (None, [])
-        if self.csv_path.is_file():
+        csv_text = _read_text(self.csv_path) if self.csv_path.is_file() else ""
+        if csv_text:
             fields, rows = _read_rows(self.csv_path)
-        if fields is not None and fields != self.fields:
+        header_damaged = bool(csv_text.strip()) and fields != self.fields
+        if header_damaged and fields is not None and fields[:len(BASE_FIELDS)] == BASE_FIELDS:
             raise ConfigError(
                 f"{self.csv_path} has other columns than this run; use a new output folder")
-        pgn_text = ""
-        if self.pgn_path.is_file():
-            pgn_text = self.pgn_path.read_text(encoding="utf-8")
+        if header_damaged:
+            rows = []
+            self.notes.append(f"{self.csv_path.name}: damaged header; rows rebuilt from "
+                              f"{self.pgn_path.name}")
+        pgn_text = _read_text(self.pgn_path) if self.pgn_path.is_file() else ""
         segments = _pgn_segments(pgn_text)
-        csv_idx = {int(r["index"]) for r in rows}
-        pgn_idx = {i for i, _ in segments if i is not None}
-        self.completed = csv_idx & pgn_idx
-        keep_rows = _first_per_index(rows, lambda r: int(r["index"]), self.completed)
-        keep_segs = _first_per_index(segments, lambda s: s[0], self.completed)
-        csv_dirty = self.csv_path.is_file() and (
-            fields is None or len(keep_rows) != len(rows) or not _ends_clean(self.csv_path))
-        pgn_dirty = "".join(seg for _, seg in keep_segs) != pgn_text
-        if csv_dirty or pgn_dirty:
-            self._rewrite(keep_rows, [seg for _, seg in keep_segs])
+        csv_rows: dict[int, dict[str, str]] = {}
+        for r in rows:
+            csv_rows.setdefault(int(r["index"]), r)
 
-    def _rewrite(self, rows: list[dict[str, str]], segments: list[str]) -> None:
-        with open(self.csv_path, "w", encoding="utf-8", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self.fields)
-            w.writeheader()
-            w.writerows(rows)
-        with open(self.pgn_path, "w", encoding="utf-8") as f:
-            f.write("".join(segments))
+        keep_segs: list[str] = []
+        dropped: set[int] = set()
+        rebuilt: list[int] = []
+        for pos, (idx, seg) in enumerate(segments):
+            if idx is None or idx in self.rows or idx in dropped:
+                continue
+            pgn_row = pgn_game_row(seg, self.fields)
+            if pgn_row is None or pgn_row["index"] != idx:
+                if pos != len(segments) - 1 or idx in csv_rows:
+                    self.notes.append(f"{self.pgn_path.name}: game {idx} is incomplete or "
+                                      "damaged; it will be played again")
+                continue
+            row = csv_rows.get(idx)
+            if row is not None and not _same_game(row, pgn_row):
+                # both parse but disagree: one of them is damaged; the game is replayed
+                self.notes.append(f"game {idx} differs between {self.pgn_path.name} and "
+                                  f"{self.csv_path.name}; it will be played again")
+                dropped.add(idx)
+                continue
+            if row is None:
+                rebuilt.append(idx)
+                row = {k: str(v) for k, v in pgn_row.items()}
+            self.rows[idx] = row
+            keep_segs.append(seg)
+        # the last game's PGN is written before its CSV row: a missing row there is an
+        # interruption, anywhere else damage
+        for idx in rebuilt[:-1] if rebuilt and rebuilt[-1] == list(self.rows)[-1] else rebuilt:
+            self.notes.append(f"{self.csv_path.name}: row of game {idx} missing; rebuilt from "
+                              f"{self.pgn_path.name}")
+        dropped_rows = sorted(set(csv_rows) - set(self.rows) - dropped)
+        if dropped_rows:
+            self.notes.append(f"{self.csv_path.name}: game(s) {_short(dropped_rows)} have no "
+                              f"complete game in {self.pgn_path.name}; they will be played "
+                              "again")
+        self.completed = set(self.rows)
+        new_csv = _csv_text(self.fields, self.rows.values())
+        new_pgn = "".join(keep_segs)
+        for path in (self.pgn_path, self.csv_path):
+            if path.is_file() and not _is_utf8(path):
+                self.notes.append(f"{path.name}: bytes that are not UTF-8 replaced")
+        if self.notes or new_pgn != pgn_text or (csv_text and new_csv != csv_text) or (
+                not csv_text and self.rows):
+            if self.notes:  # more than an interrupted last game: keep the originals
+                for path, text in ((self.pgn_path, pgn_text), (self.csv_path, csv_text)):
+                    if text.strip():
+                        _keep_copy(path)
+            self.csv_path.write_text(new_csv, encoding="utf-8", newline="")
+            self.pgn_path.write_text(new_pgn, encoding="utf-8")
 
     def write(self, record: GameRecord) -> None:
         # to_pgn leaves the comments empty when they are off, but keeps [%clk]/[%emt]
@@ -265,9 +405,11 @@ class GameWriter:
         exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
         self._pgn.write(game.accept(exporter) + "\n\n")
         self._pgn.flush()
-        self._csv.writerow(record.csv_row())
+        row = record.csv_row()
+        self._csv.writerow(row)
         self._csv_file.flush()
         self.completed.add(record.index)
+        self.rows[record.index] = {k: str(v) for k, v in row.items()}
 
     def close(self) -> None:
         self._pgn.close()
@@ -280,23 +422,26 @@ class GameWriter:
         self.close()
 
 
-def _first_per_index(items: list[Any], key: Any, keep: set[int]) -> list[Any]:
-    out, seen = [], set()
-    for item in items:
-        i = key(item)
-        if i in keep and i not in seen:
-            out.append(item)
-            seen.add(i)
-    return out
+def _csv_text(fields: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(fields))
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
 
 
-def _ends_clean(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        if f.tell() == 0:
-            return True
-        f.seek(-1, 2)
-        return f.read(1) == b"\n"
+def _keep_copy(path: Path) -> None:
+    """Copy ``path`` to ``path.damaged`` (``.damaged-2``, ... if taken)."""
+    target, n = path.with_name(path.name + ".damaged"), 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{n}")
+    shutil.copyfile(path, target)
+
+
+def _short(indices: Sequence[int], limit: int = 10) -> str:
+    text = ", ".join(map(str, indices[:limit]))
+    return text + (f" and {len(indices) - limit} more" if len(indices) > limit else "")
 
 
 def read_pgn_games(path: str | Path) -> Iterable[chess.pgn.Game]:

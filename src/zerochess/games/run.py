@@ -4,9 +4,11 @@ versions.yaml and throughput.json; an existing folder of the same config is resu
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from zerochess.errors import ConfigError
 from zerochess.games.config import PlayerSpec, RunConfig
 from zerochess.games.loop import GameSpec, RunStats, play_games
 from zerochess.games.players import get_model
@@ -46,9 +48,32 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
     needs_model = any(not p.is_engine for p in players.values())
     model = get_model(model_name) if needs_model else None
     with GameWriter(out_dir, tag_fields, pgn_comments=pgn_comments, event=event) as writer:
+        for note in writer.notes:
+            print(f"resume: {note}", file=sys.stderr)
+        check_resumed_games(out_dir, specs, writer.rows)
         return play_games(specs, players, model, batch_size=batch_size, max_plies=max_plies,
                           writer=writer, progress=progress, description=description,
                           stop_after=stop_after, shrink_tail=shrink_tail)
+
+
+def check_resumed_games(out_dir: Path, specs: Sequence[GameSpec],
+                        rows: Mapping[int, Mapping[str, str]]) -> None:
+    """Refuse (``ConfigError``) a folder whose finished games are not this run's: each
+    finished game of a spec's index must have the spec's players, seed, opening, start
+    position and tags (this also catches a missing or rewritten ``config.yaml``)."""
+    for spec in specs:
+        row = rows.get(spec.index)
+        if row is None:
+            continue
+        want = {"white": spec.white, "black": spec.black, "seed": spec.seed,
+                "opening": spec.opening.name, "start_fen": spec.opening.start_board().fen(),
+                **spec.tags}
+        for key, value in want.items():
+            if str(row.get(key)) != str(value):
+                raise ConfigError(
+                    f"{out_dir} holds game {spec.index} of another run ({key} "
+                    f"{row.get(key)!r}, this run has {str(value)!r}); choose another output "
+                    "folder or delete it")
 
 
 def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
@@ -56,7 +81,12 @@ def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
               stop_after: int | None = None, force: bool = False) -> RunReport:
     """Play the games of ``config`` into ``out_dir`` (resuming what is there) and return
     every game of the folder. ``stop_after`` stops after that many finished games;
-    ``force`` resumes a folder made under other versions (recorded in versions.yaml)."""
+    ``force`` resumes a folder made under other versions (recorded in versions.yaml).
+
+    The model is loaded first: a bad model path is an error before anything is written,
+    so fixing it and running again works."""
+    if any(not p.is_engine for p in players.values()):
+        get_model(config.model)
     out = prepare_run_dir(out_dir, config.to_dict(), force=force)  # type: ignore[attr-defined]
     records, stats = play_into(
         out, specs, players, config.model, batch_size=config.batch_size,

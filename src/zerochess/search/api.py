@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import chess
 import jax
@@ -18,7 +19,9 @@ from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
 from zerochess.chess.rules import GameStatus
+from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
+from zerochess.positions import check_board
 from zerochess.search import cache as eval_cache
 from zerochess.search import loop, step
 from zerochess.search.config import SearchConfig, SearchParams, stack_configs
@@ -26,6 +29,7 @@ from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchSta
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, bytes_per_node
+from zerochess.validation import MAX_INT32, as_count, as_real, as_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,8 +65,57 @@ class SearchBatch:
         return (np.concatenate(sims) >= self.budget) | np.concatenate(stopped)
 
 
-class NoLegalMovesError(ValueError):
+class NoLegalMovesError(PositionError):
     """The position to search is already over (checkmate or stalemate)."""
+
+
+MAX_NODES = MAX_INT32  # node indices, visits and simulation counters are int32
+MAX_LEAVES = 65_536  # leaves per tree and step (lc0's MinibatchSize goes to 1,024)
+MAX_EDGES_PER_NODE = 256  # edge pool entries per node (a position has at most 218 moves)
+
+
+def memory_bytes() -> tuple[int, str]:
+    """(bytes, description) of the memory that holds the trees: the accelerator's limit
+    (``memory_stats()["bytes_limit"]``), else the machine's physical memory."""
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # noqa: BLE001 - a backend without memory stats
+        stats = {}
+    if stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]), f"{jax.devices()[0].device_kind} memory"
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine's memory"
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 2**63 - 1, "memory"
+
+
+@functools.cache
+def _bytes_per_node(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
+    return bytes_per_node(edges_per_node)
+
+
+def check_tree_memory(batch: int, max_nodes: int, what: str = "max_nodes",
+                      node_bytes: int | None = None) -> None:
+    """Refuse (``ConfigError``) a batch of trees that cannot fit in memory, before any
+    allocation: the message says the largest ``what`` (nodes per tree) that would fit."""
+    per_node = node_bytes or _bytes_per_node()
+    need = batch * max_nodes * per_node
+    have, where = memory_bytes()
+    if need > have:
+        most = have // (batch * per_node)
+        fix = (f"{what} must be at most about {most:,} here" if most >= 2 else
+               f"at most about {have // (max_nodes * per_node):,} such trees fit here")
+        raise ConfigError(
+            f"{batch:,} search tree(s) of {max_nodes:,} nodes need {_size(need)} "
+            f"({per_node:,} bytes per node), more than {where} ({_size(have)}); {fix}")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
 
 
 class Searcher:
@@ -105,21 +158,25 @@ class Searcher:
                  edges_per_node: int = DEFAULT_EDGES_PER_NODE, expander: Expander | None = None,
                  num_workers: int | None = None, shards: int | None = None,
                  groups: int | None = None, compilation_cache: str | bool | None = None):
-        if max_nodes < 2:
-            raise ValueError(f"max_nodes must be >= 2, got {max_nodes}")
-        if leaves_per_step < 1:
-            raise ValueError(f"leaves_per_step must be >= 1, got {leaves_per_step}")
-        if cache_size < 0:
-            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
-        if not 0 <= cache_history_length <= eval_cache.FULL_HISTORY:
-            raise ValueError(f"cache_history_length must be in 0..7, got {cache_history_length}")
-        if edges_per_node < 1:
-            raise ValueError(f"edges_per_node must be >= 1, got {edges_per_node}")
-        if shards is not None and shards < 1:
-            raise ValueError(f"shards must be >= 1, got {shards}")
-        if groups is not None and groups not in (1, 2):
-            raise ValueError(f"groups must be 1 or 2, got {groups}")
+        if not isinstance(model, Model):
+            raise ConfigError(f"model must be a zerochess Model (zerochess.load_model), "
+                              f"got {quote(model)}")
+        max_nodes = as_count(max_nodes, "max_nodes", 2, MAX_NODES)
+        leaves_per_step = as_count(leaves_per_step, "leaves_per_step", 1, MAX_LEAVES)
+        cache_size = as_count(cache_size, "cache_size", 0, MAX_INT32)
+        cache_history_length = as_count(cache_history_length, "cache_history_length", 0,
+                                        eval_cache.FULL_HISTORY)
+        edges_per_node = as_count(edges_per_node, "edges_per_node", 1, MAX_EDGES_PER_NODE)
+        if num_workers is not None:
+            num_workers = check_workers(num_workers)
+        if shards is not None:
+            shards = as_count(shards, "shards", 1, 64)
+        if groups is not None:
+            groups = as_count(groups, "groups", 1, 2)
         if compilation_cache is not False:
+            if compilation_cache is not None and not isinstance(compilation_cache, str):
+                raise ConfigError("compilation_cache must be a directory, False or None, got "
+                                  f"{quote(compilation_cache)}")
             compile_cache.enable(compilation_cache if isinstance(compilation_cache, str)
                                  else None)
         self.model = model
@@ -145,6 +202,13 @@ class Searcher:
             self._networks[rows] = functools.partial(_network, self.model.apply, rows=rows)
         return self._networks[rows]
 
+    def _net_outputs(self, net, rows: int) -> step.LeafOutputs:
+        """The network on ``rows`` rows; none when a group has no leaf that needs it (all
+        terminal, cached or none gathered: e.g. a lane left without simulations)."""
+        if rows:
+            return self._network(rows)(self.model.params, net)
+        return step.no_outputs(net.temperature.shape[0])
+
     def _select(self, state: SearchState, limit: jax.Array):
         return _select(state, limit, num_leaves=self.leaves_per_step)
 
@@ -165,13 +229,18 @@ class Searcher:
         rows = shard_size * self.leaves_per_step
         return Programs(
             select=self._select, evaluate=self._evaluate, prepare=self._prepare,
-            network=lambda net, size: self._network(size)(self.model.params, net),
+            network=self._net_outputs,
             finish_select=self._finish_select, finish=_finish, host_expand=self.host_expand,
             rows=rows, buckets=loop.network_buckets(rows))
 
     @property
     def bytes_per_node(self) -> int:
-        return bytes_per_node(self.edges_per_node)
+        return _bytes_per_node(self.edges_per_node)
+
+    @staticmethod
+    def node_bytes(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
+        """Bytes of device memory per tree node (before any Searcher exists)."""
+        return _bytes_per_node(edges_per_node)
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache (e.g. after changing the network's weights)."""
@@ -199,11 +268,16 @@ class Searcher:
         seed per tree (tree i draws from ``tree_key(seed[i], 0)``), which makes a tree's
         randomness independent of its batch slot and neighbours.
         """
+        if isinstance(boards, chess.Board) or not isinstance(boards, Sequence | Iterable):
+            raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
         boards = list(boards)
         if not boards:
-            raise ValueError("no positions to search")
+            raise PositionError("no positions to search")
+        for i, board in enumerate(boards):
+            check_board(board, f"position {i}")
         configs = _per_tree(configs, len(boards))
         keys = batch_keys(seed, len(boards))
+        check_tree_memory(len(boards), self.max_nodes, node_bytes=self.bytes_per_node)
         states = []
         for a, b in self._shard_bounds(len(boards)):
             params = stack_configs(configs[a:b])
@@ -221,19 +295,24 @@ class Searcher:
         as if the batch had been started with it) or one per slot (``tree_key(seed, 0)``).
         Use the returned batch, not ``batch``.
         """
-        slots = [int(s) for s in slots]
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        if isinstance(slots, str) or not isinstance(slots, Iterable):
+            raise ConfigError(f"slots must be a list of tree indices, got {quote(slots)}")
+        slots = [as_count(s, f"slots[{i}]", 0, len(batch) - 1) for i, s in enumerate(slots)]
+        if isinstance(boards, chess.Board) or not isinstance(boards, Iterable):
+            raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
         boards = list(boards)
         if len(slots) != len(boards):
-            raise ValueError(f"{len(boards)} boards for {len(slots)} slots")
+            raise ConfigError(f"{len(boards)} boards for {len(slots)} slots")
         if len(set(slots)) != len(slots):
-            raise ValueError(f"slots must be distinct, got {slots}")
-        bad = [s for s in slots if not 0 <= s < len(batch)]
-        if bad:
-            raise ValueError(f"slots {bad} out of range for a batch of {len(batch)}")
+            raise ConfigError(f"slots must be distinct, got {slots}")
         if not slots:
             return batch
+        for i, board in enumerate(boards):
+            check_board(board, f"position {i}")
         configs = _per_tree(configs, len(slots))
-        if isinstance(seeds, (int, np.integer)):
+        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
             keys = np.stack([tree_key(int(seeds), s) for s in slots])
         else:
             keys = batch_keys(seeds, len(slots))
@@ -305,31 +384,79 @@ class Searcher:
         is called between steps with the simulations started so far and requested, over
         the batch. The trees are updated in place: use the returned batch, not ``batch``.
         """
-        counts = np.broadcast_to(np.asarray(num_simulations, np.int64), (len(batch),))
-        if counts.min(initial=0) < 0:
-            raise ValueError(f"num_simulations must be >= 0, got {num_simulations}")
-        if time_limit_s is not None and not time_limit_s >= 0:
-            raise ValueError(f"time_limit_s must be >= 0, got {time_limit_s}")
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        counts = simulation_counts(num_simulations, len(batch))
+        if time_limit_s is not None:
+            time_limit_s = as_real(time_limit_s, "time_limit_s", 0.0)
+        if progress is not None and not callable(progress):
+            raise ConfigError(f"progress must be callable, got {quote(progress)}")
         start = time.perf_counter()
         deadline = None if time_limit_s is None else start + time_limit_s
         size = len(batch) // len(batch.shards)
         sims = np.concatenate(jax.device_get([s.tree.simulations for s in batch.shards]))
+        over = sims + counts > MAX_INT32
+        if over.any():
+            i = int(np.argmax(over))
+            raise ConfigError(
+                f"num_simulations: tree {i} has run {int(sims[i]):,} simulations; "
+                f"{int(counts[i]):,} more would pass the limit of {MAX_INT32:,} per tree")
         budget = sims + counts
-        limits = [np.minimum(budget[k * size:(k + 1) * size], 2**31 - 1).astype(np.int32)
-                  for k in range(len(batch.shards))]
         stats = PipelineStats()
         total = int(counts.sum())
-        report = None if progress is None else (lambda left: progress(total - left, total))
+        states = list(batch.shards)
         with self._lock:
-            states, self._cache = loop.run_pipeline(
-                self._programs(size), list(batch.shards), self._cache, limits, self.groups,
-                deadline, stats, report)
-            # Wait here: a caller reading results, or the interpreter exiting, must not find
-            # the device still writing these trees.
-            states = jax.block_until_ready(states)
+            states = self._run_chunks(states, size, budget, deadline, stats, total, progress)
         self.last_run = stats
         spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
         return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent)
+
+    def _run_chunks(self, states: list[SearchState], size: int, budget: np.ndarray,
+                    deadline: float | None, stats: PipelineStats, total: int,
+                    progress: Callable[[int, int], None] | None) -> list[SearchState]:
+        """Run the trees up to ``budget`` [B] simulations.
+
+        A full tree stops: once a tree has dropped a simulation (no room for a node or its
+        edges), every simulation it has left is dropped at once (``dropped_simulations``)
+        instead of costing a search step each (``num_simulations=2**31 - 1`` on a small
+        tree returns in moments). The pipeline runs in chunks of at most the nodes left in
+        each tree, so a tree's simulations do not depend on how they are split into
+        ``run`` calls. A search that fits its tree is one chunk.
+        """
+        before = None
+        while True:
+            sims, dropped, nodes, stopped = (np.concatenate(x) for x in jax.device_get(
+                ([s.tree.simulations for s in states], [s.tree.dropped for s in states],
+                 [s.tree.node_count for s in states], [s.stopped for s in states])))
+            sims, nodes = sims.astype(np.int64), nodes.astype(np.int64)
+            if before is not None and np.array_equal(sims, before):
+                return states  # nothing moved (every tree stopped): done
+            before = sims
+            remaining = np.where(stopped, 0, budget - sims)
+            stop = (dropped > 0) & (remaining > 0)
+            if stop.any():
+                for k in range(len(states)):
+                    add = jnp.asarray(np.where(stop, remaining, 0)[k * size:(k + 1) * size],
+                                      jnp.int32)
+                    tree = states[k].tree
+                    states[k] = states[k].replace(tree=tree.replace(
+                        dropped=tree.dropped + add, simulations=tree.simulations + add))
+                remaining = np.where(stop, 0, remaining)
+            late = deadline is not None and time.perf_counter() > deadline
+            if not remaining.any() or late:
+                return states
+            chunk = np.minimum(remaining, np.maximum(self.max_nodes - nodes, 1))
+            limits = [(sims + chunk)[k * size:(k + 1) * size].astype(np.int32)
+                      for k in range(len(states))]
+            other = int(remaining.sum() - chunk.sum())
+            report = None if progress is None else (
+                lambda left, other=other: progress(total - left - other, total))
+            states, self._cache = loop.run_pipeline(
+                self._programs(size), states, self._cache, limits, self.groups, deadline,
+                stats, report)
+            # Wait here: a caller reading results, or the interpreter exiting, must not find
+            # the device still writing these trees.
+            states = jax.block_until_ready(states)
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
@@ -358,9 +485,15 @@ def _bucket(rows: int, count: int) -> int:
 def _per_tree(configs: SearchConfig | Sequence[SearchConfig], count: int) -> list[SearchConfig]:
     if isinstance(configs, SearchConfig):
         return [configs] * count
+    if not isinstance(configs, Sequence | Iterable) or isinstance(configs, str | dict):
+        raise ConfigError(f"configs must be a SearchConfig or a list of them, got "
+                          f"{quote(configs)}")
     configs = list(configs)
     if len(configs) != count:
-        raise ValueError(f"{len(configs)} configs for {count} positions")
+        raise ConfigError(f"{len(configs)} configs for {count} positions")
+    for i, cfg in enumerate(configs):
+        if not isinstance(cfg, SearchConfig):
+            raise ConfigError(f"configs[{i}] must be a SearchConfig, got {quote(cfg)}")
     return configs
 
 
@@ -399,26 +532,43 @@ def _seed_word(seed: int) -> np.uint32:
 def tree_keys(seed: int, count: int) -> np.ndarray:
     """Raw PRNG keys (uint32 [count, 2]) of the trees of a batch searched with ``seed``:
     every random choice of tree i (noise, search-contempt draws) flows from key i."""
-    return np.asarray(_fold_keys(_seed_word(seed), np.arange(count, dtype=np.uint32)),
+    return np.asarray(_fold_keys(_seed_word(as_seed(seed)), np.arange(count, dtype=np.uint32)),
                       np.uint32)
 
 
 def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
     """Keys uint32 [count, 2]: ``tree_keys(seed, count)`` for one batch seed, or
     ``tree_keys(seed[i], 1)[0]`` for tree i when given one seed per tree."""
-    if isinstance(seed, (int, np.integer)):
-        return tree_keys(int(seed), count)
-    seeds = list(seed)
+    if isinstance(seed, str) or not isinstance(seed, Iterable):
+        return tree_keys(as_seed(seed), count)
+    seeds = [as_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
     if len(seeds) != count:
-        raise ValueError(f"{len(seeds)} seeds for {count} positions")
-    return np.stack([tree_keys(int(s), 1)[0] for s in seeds])
+        raise ConfigError(f"{len(seeds)} seeds for {count} positions")
+    return np.stack([tree_keys(s, 1)[0] for s in seeds])
 
 
 def tree_key(seed: int, index: int) -> np.ndarray:
     """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
-    return np.asarray(_fold_keys(_seed_word(seed), np.asarray([index], np.uint32))[0],
+    return np.asarray(_fold_keys(_seed_word(as_seed(seed)), np.asarray([index], np.uint32))[0],
                       np.uint32)
 
 
-__all__ = ["NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys", "tree_key",
-           "tree_keys"]
+def simulation_counts(num_simulations: object, batch: int) -> np.ndarray:
+    """int64 [batch] from one count or one per tree (each an integer in [0, 2**31))."""
+    if isinstance(num_simulations, str) or not isinstance(num_simulations, Iterable):
+        return np.full(batch, as_count(num_simulations, "num_simulations", 0, MAX_INT32),
+                       np.int64)
+    counts = [as_count(c, f"num_simulations[{i}]", 0, MAX_INT32)
+              for i, c in enumerate(num_simulations)]
+    if len(counts) != batch:
+        raise ConfigError(f"{len(counts)} simulation counts for {batch} trees")
+    return np.array(counts, np.int64)
+
+
+def check_workers(workers: object) -> int:
+    """Host move-generation processes: an integer in [0, 4 x cores] (0: inline)."""
+    return as_count(workers, "workers", 0, 4 * (os.cpu_count() or 1))
+
+
+__all__ = ["NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys", "check_tree_memory",
+           "check_workers", "simulation_counts", "tree_key", "tree_keys"]

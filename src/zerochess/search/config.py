@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any
 
 import chex
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess.errors import ConfigError, quote
 from zerochess.search.selection import SELECTION_RULES
+from zerochess.validation import as_choice, as_count, as_flag, as_real
 
 INFINITE_NSCL = 2**31 - 1
 
@@ -22,6 +25,11 @@ class SearchConfig:
     PUCT to sampling from their frozen child-visit distribution once their
     children hold ``n_scl`` visits. ``None`` means infinity (plain PUCT).
     The ``*_root`` values default to the non-root ones (lc0's "same").
+
+    Every field is checked on construction (``ConfigError``, a ``ValueError``): numbers
+    must be finite and within lc0's range for the option (e.g. ``policy_temperature`` in
+    [0.1, 10], ``cpuct`` in [0, 100], ``draw_score`` in [-1, 1]), flags must be bools,
+    ``n_scl`` an integer >= 1 or None.
     """
 
     cpuct: float = 1.745
@@ -57,36 +65,45 @@ class SearchConfig:
     max_collision_visits_scaling_power: float = 1.25
 
     def __post_init__(self) -> None:
-        _positive("cpuct", self.cpuct, allow_zero=True)
-        _positive("cpuct_base", self.cpuct_base)
-        _positive("policy_temperature", self.policy_temperature)
-        _positive("pb_c_base", self.pb_c_base)
-        if self.n_scl is not None and not 1 <= self.n_scl <= INFINITE_NSCL:
-            raise ValueError(f"n_scl must be >= 1 or None (infinity), got {self.n_scl}")
-        if not 0.0 <= self.dirichlet_epsilon <= 1.0:
-            raise ValueError(f"dirichlet_epsilon must be in [0, 1], got {self.dirichlet_epsilon}")
-        if self.dirichlet_epsilon > 0:
-            _positive("dirichlet_alpha", self.dirichlet_alpha)
-        if not -1.0 <= self.draw_score <= 1.0:
-            raise ValueError(f"draw_score must be in [-1, 1], got {self.draw_score}")
-        if self.minibatch_size is not None and self.minibatch_size < 1:
-            raise ValueError(f"minibatch_size must be >= 1 or None, got {self.minibatch_size}")
-        for name in ("max_collision_events", "max_collision_visits",
-                     "max_collision_visits_scaling_start"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        _positive("max_collision_visits_scaling_power", self.max_collision_visits_scaling_power)
-        if self.selection not in SELECTION_RULES:
-            raise ValueError(f"selection must be one of {sorted(SELECTION_RULES)}, "
-                             f"got {self.selection!r}")
+        # Types and ranges: lc0's option ranges where lc0 has the option (params.cc);
+        # a wrong type, NaN or infinity is an error, never coerced.
+        # Values are stored as plain Python floats / bools / ints (numpy scalars too).
+        for name, (low, high, low_open) in _REAL_RANGES.items():
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL:
+                continue
+            object.__setattr__(self, name,
+                               as_real(value, f"SearchConfig.{name}", low, high, low_open))
+        for name in ("fpu_absolute", "fpu_absolute_root"):
+            value = getattr(self, name)
+            if not (value is None and name in _OPTIONAL):
+                object.__setattr__(self, name, as_flag(value, f"SearchConfig.{name}"))
+        if self.n_scl is not None:
+            if not isinstance(self.n_scl, numbers.Integral):
+                raise ConfigError(f"SearchConfig.n_scl must be an integer >= 1 or None "
+                                  f"(infinity), got {quote(self.n_scl)}")
+            object.__setattr__(self, "n_scl",
+                               as_count(self.n_scl, "SearchConfig.n_scl", 1, INFINITE_NSCL))
+        if self.dirichlet_epsilon > 0 and self.dirichlet_alpha == 0:
+            raise ConfigError("SearchConfig.dirichlet_alpha must be > 0 when "
+                              f"dirichlet_epsilon > 0 (got epsilon {self.dirichlet_epsilon})")
+        as_choice(self.selection, "SearchConfig.selection", SELECTION_RULES)
+        if self.minibatch_size is not None:
+            object.__setattr__(self, "minibatch_size", as_count(
+                self.minibatch_size, "SearchConfig.minibatch_size", 1, MAX_MINIBATCH))
+        for name, (low, high) in _COUNT_RANGES.items():
+            object.__setattr__(self, name, as_count(getattr(self, name),
+                                                    f"SearchConfig.{name}", low, high))
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SearchConfig:
         """Build from a mapping (e.g. YAML); unknown keys are an error that names them."""
+        if not isinstance(values, dict):
+            raise ConfigError(f"a search config must be a mapping, got {quote(values)}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - names)
+        unknown = sorted(map(str, set(values) - names))
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown search config key(s) {unknown}; known keys: {sorted(names)}"
             )
         return cls(**values)
@@ -95,9 +112,35 @@ class SearchConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _positive(name: str, value: float, allow_zero: bool = False) -> None:
-    if not (value >= 0 if allow_zero else value > 0):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+# field: (low, high, low bound excluded); lc0's ranges (src/search/classic/params.cc,
+# src/neural/shared_params.cc) for the lc0 options, finite positive values for the rest.
+_REAL_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
+    "cpuct": (0.0, 100.0, False),
+    "cpuct_base": (1.0, 1e9, False),
+    "cpuct_factor": (0.0, 1000.0, False),
+    "cpuct_root": (0.0, 100.0, False),
+    "cpuct_base_root": (1.0, 1e9, False),
+    "cpuct_factor_root": (0.0, 1000.0, False),
+    "fpu_value": (-100.0, 100.0, False),
+    "fpu_value_root": (-100.0, 100.0, False),
+    "policy_temperature": (0.1, 10.0, False),
+    "draw_score": (-1.0, 1.0, False),
+    "dirichlet_alpha": (0.0, 1e7, False),
+    "dirichlet_epsilon": (0.0, 1.0, False),
+    "pb_c_init": (0.0, 1e9, False),
+    "pb_c_base": (0.0, 1e9, True),
+    "max_collision_visits_scaling_power": (0.01, 100.0, False),
+}
+# lc0's ranges: MaxCollisionEvents, MaxCollisionVisits, MaxCollisionVisitsScaling*
+_COUNT_RANGES: dict[str, tuple[int, int]] = {
+    "max_collision_events": (1, 65536),
+    "max_collision_visits": (1, 100_000_000),
+    "max_collision_visits_scaling_start": (1, 100_000),
+    "max_collision_visits_scaling_end": (0, 100_000_000),
+}
+MAX_MINIBATCH = 1024  # lc0's MinibatchSize range (0 there: the backend picks; None here)
+_OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_root",
+             "fpu_absolute_root"}
 
 
 @chex.dataclass(frozen=True)

@@ -83,10 +83,12 @@ def _dirichlet_noise(priors: chex.Array, roots: RootInputs, params: SearchParams
     valid = jnp.arange(K)[None, :] < roots.num_legal[:, None]
     noise_keys = jax.vmap(lambda k: jax.random.fold_in(jax.random.wrap_key_data(k), 0x0D1))(
         roots.rng_key)
-    gammas = jax.vmap(lambda k, a: jax.random.gamma(k, a, (K,)))(noise_keys,
-                                                                 params.dirichlet_alpha)
-    gammas = jnp.where(valid, gammas, 0.0)
-    noise = gammas / jnp.maximum(gammas.sum(axis=1, keepdims=True), 1e-20)
+    # Normalised in log space: float32 gamma samples of a small alpha underflow to 0 (7% of
+    # them at alpha 0.03), which would leave all-zero noise; softmax of log-gammas is the
+    # same Dirichlet sample without underflow.
+    log_gammas = jax.vmap(lambda k, a: jax.random.loggamma(k, a, (K,)))(
+        noise_keys, params.dirichlet_alpha)
+    noise = jnp.where(valid, jax.nn.softmax(jnp.where(valid, log_gammas, -jnp.inf), axis=1), 0.0)
     eps = params.dirichlet_epsilon[:, None]
     return jnp.where(eps > 0, (1 - eps) * priors + eps * noise, priors)
 
@@ -204,14 +206,7 @@ def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expans
     """``step.prepare`` then the network on the first ``rows`` rows (0: no network)."""
     prepared, net = step.prepare(state.tree, state.params, cache, leaves, expansion,
                                  history_length)
-    size = net.temperature.shape[0]
-    if rows:
-        outputs = step.network(apply_fn, model_params, net, rows)
-    else:
-        outputs = LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
-                              policy=jnp.zeros((size, K), jnp.float32),
-                              wdl=jnp.zeros((size, 3), jnp.float32))
-    return prepared, outputs
+    return prepared, step.network(apply_fn, model_params, net, rows)
 
 
 # --- the host loop -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
 from zerochess.search.tree import Tree, node_edges
+from zerochess.validation import as_count, as_real
 
 PV_LENGTH = 16
 
@@ -103,12 +104,15 @@ class TemperatureSchedule:
     value_cutoff: float = 100.0
 
     def __post_init__(self) -> None:
-        for name in ("temperature", "endgame_temperature", "value_cutoff"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("decay_moves", "decay_delay_moves", "cutoff_move"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        # lc0's option ranges (src/search/classic/params.cc); ConfigError is a ValueError
+        for name, (low, high) in (("temperature", (0.0, 100.0)),
+                                  ("endgame_temperature", (0.0, 100.0)),
+                                  ("visit_offset", (-1000.0, 1000.0)),
+                                  ("value_cutoff", (0.0, 100.0))):
+            object.__setattr__(self, name, as_real(getattr(self, name), name, low, high))
+        for name, high in (("decay_moves", 640), ("decay_delay_moves", 100),
+                           ("cutoff_move", 1000)):
+            object.__setattr__(self, name, as_count(getattr(self, name), name, 0, high))
 
     def at(self, ply: int) -> float:
         """Temperature for the move played at game ply ``ply`` (lc0: moves = ply // 2)."""

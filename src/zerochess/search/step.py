@@ -220,10 +220,21 @@ def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: L
 # --- network --------------------------------------------------------------------------------
 
 
+def no_outputs(size: int) -> LeafOutputs:
+    """Zero outputs for an evaluation batch of ``size`` rows that needs no network."""
+    return LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
+                       policy=jnp.zeros((size, K), jnp.float32),
+                       wdl=jnp.zeros((size, 3), jnp.float32))
+
+
 def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) -> LeafOutputs:
     """The network on the first ``rows`` (static) rows of the evaluation batch; the outputs
-    are padded with zeros to the batch's size R."""
+    are padded with zeros to the batch's size R. ``rows`` 0 (no leaf of the step needs the
+    network: a shard whose trees are all done, or only terminal or cached leaves) runs no
+    network: a model cannot take an empty batch."""
     size = net.temperature.shape[0]
+    if rows == 0:
+        return no_outputs(size)
     part = jax.tree.map(lambda a: a[:rows], net.inputs)
     out = evaluate_leaves(apply_fn, model_params, part, net.temperature[:rows])
     return jax.tree.map(lambda a: jnp.zeros((size, *a.shape[1:]), a.dtype).at[:rows].set(a),

@@ -575,7 +575,7 @@ class UciEngine:
                 self._driver.clear_cache()  # lc0 clears its NNCache on ucinewgame
             # TODO(core): clear the reused tree (issue 11).
         elif name == "position":
-            spec = parse_position(params)
+            spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
             self._stop_search(abort=True)
             self.position = spec
             self.clock_start = time.perf_counter()

@@ -196,6 +196,9 @@ OPTIONS: tuple[UciOption, ...] = (
     _o("UCI_ShowWDL", "check", False),
     _o("UCI_ShowMovesLeft", "check", False),
     _o("UCI_ShowEPS", "check", False),
+    _o("UCI_Chess960", "check", False,
+       note="castling written king-to-rook (e1h1) in and out; chess960 FENs (e.g. Shredder "
+            "GBgb castling) are read as chess960 either way"),
     _o("Ponder", "check", False),
     _o("ClearTree", "button"),
     _o("LogFile", "string", "", note="log the UCI exchange and time-manager decisions here"),

@@ -178,8 +178,10 @@ class PositionSpec:
         return self.fen, self.moves
 
 
-def parse_position(params: dict[str, str]) -> PositionSpec:
-    """``position startpos|fen <FEN> [moves ...]`` -> a board; illegal input names itself."""
+def parse_position(params: dict[str, str], chess960: bool = False) -> PositionSpec:
+    """``position startpos|fen <FEN> [moves ...]`` -> a board; illegal input names itself.
+    ``chess960`` (UCI_Chess960) makes a chess960 board (castling king-to-rook); without it,
+    FENs with chess960 castling rights are still read as chess960."""
     if ("fen" in params) == ("startpos" in params):
         raise UciError("position requires either fen or startpos")
     if "startpos" in params:
@@ -192,7 +194,7 @@ def parse_position(params: dict[str, str]) -> PositionSpec:
             raise UciError("position fen: expected a FEN")
     moves = tuple(params.get("moves", "").split())
     try:
-        board = positions.parse_position(fen, moves)
+        board = positions.parse_position(fen, moves, chess960=True if chess960 else None)
     except UserError as err:
         raise UciError(f"position: {err}") from None
     return PositionSpec(board.root().fen(), moves, board)

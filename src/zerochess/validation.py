@@ -1,0 +1,104 @@
+"""Checks of scalar settings (counts, seeds, reals, flags, names) shared by every entry
+point: the library API, ``SearchConfig``, YAML configs and the command line.
+
+Each check returns the value in its canonical Python type or raises ``ConfigError``
+(``zerochess.errors``) naming the setting and quoting the value. Nothing is coerced
+silently: ``16.5`` is not a count, ``"3"`` is not a seed, ``True`` is not a number,
+``inf``/``nan`` are not settings. A float that holds an integer exactly (``16.0``,
+YAML's ``1.0e6``) is accepted as a count.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+from zerochess.errors import ConfigError, quote
+
+MAX_SEED = 2**63 - 1  # seeds are 64-bit (jax.random.PRNGKey, numpy SeedSequence)
+MAX_INT32 = 2**31 - 1  # device counters (visits, simulations, node indices) are int32
+
+
+def _is_bool(value: Any) -> bool:
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in (
+        "bool", "bool_"))
+
+
+def as_count(value: Any, name: str, minimum: int = 0, maximum: int | None = None,
+             error: type[Exception] = ConfigError) -> int:
+    """An integer in ``[minimum, maximum]``: an int, a numpy integer, or a float holding
+    an integer exactly. Not a bool, a string, NaN or infinity."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise error(f"{name} must be an integer, got {quote(value)}")
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+    else:
+        f = float(value)
+        if not math.isfinite(f) or not f.is_integer():
+            raise error(f"{name} must be an integer, got {quote(value)}")
+        number = int(f)
+    if number < minimum:
+        raise error(f"{name} must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise error(f"{name} must be <= {maximum:,}, got {number:,}")
+    return number
+
+
+def as_seed(value: Any, name: str = "seed", error: type[Exception] = ConfigError) -> int:
+    """A seed: an exact integer in ``[0, 2**63)`` (no floats, strings or bools; larger
+    values would alias smaller ones in the 64-bit generators)."""
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise error(f"{name} must be an integer in [0, 2**63), got {quote(value)}")
+    number = int(value)
+    if not 0 <= number <= MAX_SEED:
+        raise error(f"{name} must be in [0, 2**63), got {number}")
+    return number
+
+
+def as_real(value: Any, name: str, low: float | None = None, high: float | None = None,
+            low_open: bool = False, error: type[Exception] = ConfigError) -> float:
+    """A finite real number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise error(f"{name} must be a number, got {quote(value)}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise error(f"{name} must be a finite number, got {value}")
+    too_low = low is not None and (number <= low if low_open else number < low)
+    too_high = high is not None and number > high
+    if too_low or too_high:
+        left = "(" if low_open else "["
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise error(f"{name} must be in {left}{lo}, {hi}], got {value}")
+    return number
+
+
+def as_flag(value: Any, name: str, error: type[Exception] = ConfigError) -> bool:
+    """A boolean (``True``/``False``, numpy bools); not 0/1 or "yes"."""
+    if not _is_bool(value):
+        raise error(f"{name} must be true or false, got {quote(value)}")
+    return bool(value)
+
+
+def as_choice(value: Any, name: str, choices: Iterable[str],
+              error: type[Exception] = ConfigError) -> str:
+    """One of ``choices`` (exact strings)."""
+    options = list(choices)
+    if not isinstance(value, str) or value not in options:
+        raise error(f"{name} must be one of {', '.join(map(repr, options))}, "
+                    f"got {quote(value)}")
+    return value
+
+
+def as_text(value: Any, name: str, error: type[Exception] = ConfigError) -> str:
+    """A non-empty string (a name, a path)."""
+    if not isinstance(value, str) or not value.strip():
+        raise error(f"{name} must be a non-empty string, got {quote(value)}")
+    return value
+
+
+__all__ = ["MAX_INT32", "MAX_SEED", "as_choice", "as_count", "as_flag", "as_real", "as_seed",
+           "as_text"]
