@@ -94,6 +94,7 @@ def test_resume_under_other_versions_is_refused_unless_forced(tmp_path):
     assert entry["differences"]["jax"] == ["0.0.1", first["jax"]]
     assert entry["differences"]["git_commit"] == ["0" * 40, first["git_commit"]]
     assert entry["versions"]["jax"] == first["jax"] and entry["time"]
-    # the config check still comes first
+    # the config check still comes first (once the folder holds a finished game)
+    (out / "games.csv").write_text("index,result\n0,1-0\n")
     with pytest.raises(ConfigError, match="different config"):
         prepare_run_dir(out, dict(cfg, seed=2), force=True)
