@@ -23,6 +23,15 @@ Search-contempt (opponent nodes freeze their children's visit distribution at
 ``n_scl`` and then sample it with the draws of ``contempt_uniform``) follows the
 single-leaf reference in ``test_search_reference.py``, each descent drawing with its own
 index. It shares nothing with the code under test but the evaluator and those draws.
+
+Certainty propagation (``certainty_propagation``, lc0's bounds): every node holds
+(lower, upper) bounds on its value for the player who moved into it; a game end is
+exact. After a batch's backups, each new game end re-bounds its ancestors in turn
+(lc0 ``MaybeSetBounds``: the side to move takes the max of its children's bounds, an
+unexpanded move counting as (-1, +1)). A node whose bounds meet is proven: its value
+becomes exact for all its visits and the change is added to its ancestors (lc0
+``MakeTerminal`` / ``AdjustForTerminal``); below the root a descent stops there, as
+at a game end, and backs up the exact value.
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ class Node:
         self.moves: list[chess.Move] = []
         self.priors = np.zeros(0)
         self.value = (0.0, 0.0)
+        self.lower, self.upper, self.m = -1, 1, 0
 
     def expand(self, evaluate: Evaluate, temperature: float) -> None:
         """lc0's ExtendNode + the network (or the terminal result)."""
@@ -81,6 +91,33 @@ class Node:
             self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
+            self.lower = self.upper = int(self.terminal[0])
+
+    def proven(self) -> bool:
+        return self.lower == self.upper
+
+    def rebound(self) -> bool:
+        """lc0's MaybeSetBounds from the children; True if this proved the node."""
+        los, his, proven = [], [], []
+        for i in range(len(self.moves)):
+            child = self.children.get(i)
+            if child is None or child.n == 0:
+                los.append(-1)
+                his.append(1)
+            else:
+                los.append(child.lower)
+                his.append(child.upper)
+                if child.proven():
+                    proven.append(child)
+        lo, hi = max(los), max(his)
+        was = self.proven()
+        self.lower, self.upper = -hi, -lo
+        if self.proven():
+            if lo == 1:
+                self.m = 1 + min(c.m for c in proven if c.lower == 1)
+            else:
+                self.m = 1 + max([c.m for c in proven if c.lower == lo] or [0])
+        return self.proven() and not was
 
     def path(self) -> list[Node]:
         out, node = [], self
@@ -166,9 +203,10 @@ class ReferenceSearch:
             node, draw = self.root, self.draws
             self.draws += 1
             while True:
-                if node.terminal is not None or not node.moves:
+                if (node.terminal is not None or not node.moves
+                        or (node.parent is not None and node.proven())):
                     leaves.append(node)  # a terminal node visited again
-                    end, stop_at = node, None
+                    end = node
                     break
                 pick = _pick(node, self.cfg, self.n_scl, self.uniform, draw)
                 child = node.children.get(pick)
@@ -183,17 +221,16 @@ class ReferenceSearch:
                     node.children[pick] = child
                     self.nodes += 1
                     leaves.append(child)
-                    end, stop_at = child, None
+                    end = child
                     break
                 if child.n == 0:  # in flight, never evaluated: a collision
                     collided.append(node)
-                    end, stop_at = node, node
+                    end = node
                     break
                 node = child
             if end is not None:
                 for n in end.path():
                     n.in_flight += 1
-            del stop_at
         self.simulations += len(leaves)
         self.collisions += len(collided)
         return leaves, collided
@@ -205,21 +242,42 @@ class ReferenceSearch:
 
     def backup(self, leaves: list[Node]) -> None:
         """Evaluate the new leaves and back every leaf up; then freeze contempt nodes
-        lazily (at their next selection, with the counts after this backup)."""
+        lazily (at their next selection, with the counts after this backup); then
+        propagate the new game ends' results (certainty propagation)."""
+        ended = []
         for leaf in leaves:
             if leaf is None:
                 continue
             if leaf.n == 0:
                 leaf.expand(self.evaluate, self.cfg.policy_temperature)
                 wl, d = leaf.value
+                if leaf.terminal is not None:
+                    ended.append(leaf)
             else:
-                wl, d = leaf.terminal
+                wl, d = float(leaf.lower), 1.0 - abs(leaf.lower)
             for n in reversed(leaf.path()):
                 n.n += 1
                 n.in_flight -= 1
                 n.wl += wl
                 n.d += d
                 wl = -wl
+        if getattr(self.cfg, "certainty_propagation", False):
+            for leaf in ended:
+                self.propagate(leaf.parent)
+
+    def propagate(self, node: Node | None) -> None:
+        """Re-bound ``node`` and its ancestors; a node proven now takes its exact value
+        and its ancestors the change."""
+        dwl = dd = 0.0
+        while node is not None:
+            node.wl += dwl
+            node.d += dd
+            if node.rebound():
+                wl, d = float(node.lower) * node.n, (1.0 - abs(node.lower)) * node.n
+                dwl, dd = dwl + wl - node.wl, dd + d - node.d
+                node.wl, node.d = wl, d
+            dwl = -dwl
+            node = node.parent
 
     def run(self, simulations: int) -> None:
         """Steps of up to L leaves until ``simulations`` more have started."""

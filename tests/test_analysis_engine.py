@@ -1,9 +1,10 @@
 """``zerochess analysis`` through a subprocess (``zerochess.analysis.Client``).
 
-References: python-chess for positions, legality, FENs and Zobrist keys; the library's
-``Searcher`` run on one position alone (no slots, no refills, no chunks) for what each
-search must return; a plain-Python walk of that reference tree for PV visits. Timing
-checks are one-sided with wide margins (the CI machine is small and shared).
+References (``analysis_support``): python-chess for positions, legality, FENs and Zobrist
+keys; the library's ``Searcher`` run on one position alone (no slots, no refills, no
+chunks) for what each search must return; a plain-Python walk of that reference tree for
+PV visits. Timing checks are one-sided with wide margins (the CI machine is small and
+shared). The fuzz tests are in ``test_analysis_fuzz``.
 
 One engine serves the whole module (it compiles once); each test uses its own ids and
 waits for its own results. The last test closes the engine's input.
@@ -13,9 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import itertools
 import json
-import random
 import re
 import time
 from pathlib import Path
@@ -26,23 +25,30 @@ import chess.polyglot
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 import zerochess
 from zerochess.analysis import AnalysisError, Client
 from zerochess.analysis.settings import READY
 from zerochess.analysis.slots import SlotBatch
-from zerochess.chess.policy_map import move_to_index
 from zerochess.neural import load_model
 from zerochess.search import Searcher
 from zerochess.search.config import SearchConfig
 
+from analysis_support import (
+    FOOLS_MATE,
+    ITALIAN,
+    STALEMATE,
+    assert_matches,
+    board_at,
+    check_response,
+    finals,
+    reference_search,
+    tree_pv_visits,
+    wait_until,
+)
+
 SLOTS = 4
 NODES = 4097  # long searches are possible (partial reports, terminate, blockers)
-FOOLS_MATE = ["f2f3", "e7e5", "g2g4", "d8h4"]
-STALEMATE = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
-ITALIAN = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3"
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -64,15 +70,7 @@ def reference_searcher():
 @pytest.fixture(scope="module")
 def reference(reference_searcher):
     """Search one position alone with the library (the engine must give the same)."""
-    searcher = reference_searcher
-
-    def search(board: chess.Board, visits: int, config: SearchConfig = SearchConfig(),
-               seed: int = 0, tree: bool = False):
-        batch = searcher.init([board], [config], seed=[seed])
-        batch = searcher.run(batch, visits - 1)
-        result = searcher.results(batch)[0]
-        return (result, batch.state.tree) if tree else result
-
+    search = reference_search(reference_searcher)
     search(chess.Board(), 2)  # compile while the engine compiles
     return search
 
@@ -92,97 +90,6 @@ def engine(engine_process, reference, slot_batch):
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-def board_at(moves: list[str], fen: str | None = None, turn: int | None = None) -> chess.Board:
-    board = chess.Board(fen) if fen else chess.Board()
-    for uci in moves[:turn]:
-        board.push_uci(uci)
-    return board
-
-
-def check_response(resp: dict, board: chess.Board, max_visits: int, pv_len: int = 15,
-                   policy: bool = False, pv_visits: bool = False) -> None:
-    """What any final response must satisfy, checked with python-chess."""
-    root = resp["rootInfo"]
-    assert resp["isDuringSearch"] is False
-    assert root["fen"] == board.fen()
-    assert root["thisHash"] == f"{chess.polyglot.zobrist_hash(board):016X}"
-    assert root["currentPlayer"] == ("w" if board.turn else "b")
-    legal = {m.uci() for m in board.legal_moves}
-    if not legal:
-        assert resp["moveInfos"] == [] and root["gameOver"] in ("checkmate", "stalemate")
-        return
-    assert root["visits"] == max_visits
-    infos = resp["moveInfos"]
-    assert sum(m["visits"] for m in infos) == max_visits - 1
-    assert [m["order"] for m in infos] == list(range(len(infos)))
-    for m in infos:
-        assert m["visits"] > 0 and m["move"] in legal
-        assert 0 <= m["winrate"] <= 1 and 0 <= m["drawrate"] <= 1
-        assert m["pv"][0] == m["move"] and 1 <= len(m["pv"]) <= 1 + pv_len
-        b = board.copy()
-        for uci in m["pv"]:
-            assert chess.Move.from_uci(uci) in b.legal_moves
-            b.push_uci(uci)
-        assert ("scoreCp" in m) != ("scoreMate" in m)
-        if pv_visits:
-            assert len(m["pvVisits"]) == len(m["pv"]) and m["pvVisits"][0] == m["visits"]
-            assert all(a >= b >= 1 for a, b in itertools.pairwise(m["pvVisits"]))
-            assert m["pvEdgeVisits"] == m["pvVisits"]
-        else:
-            assert "pvVisits" not in m
-    assert ("policy" in resp) == policy
-    if policy:
-        assert set(resp["policy"]) == legal
-        assert abs(sum(resp["policy"].values()) - 1) < 1e-4
-
-
-def assert_matches(resp: dict, ref, pv_len: int = 15) -> None:
-    """The engine's response is the library's search of the position alone."""
-    root = resp["rootInfo"]
-    assert root["visits"] == ref.root_visits
-    assert root["winrate"] == pytest.approx(float(ref.root_wdl[0]), abs=1e-6)
-    assert root["drawrate"] == pytest.approx(float(ref.root_wdl[1]), abs=1e-6)
-    assert root["rawWdl"] == pytest.approx([float(x) for x in ref.raw_wdl], abs=1e-6)
-    expected = [i for i in ref.order() if ref.visits[i] > 0]
-    assert [m["move"] for m in resp["moveInfos"]] == [ref.moves[i].uci() for i in expected]
-    for m, i in zip(resp["moveInfos"], expected, strict=True):
-        assert m["visits"] == int(ref.visits[i])
-        assert m["q"] == pytest.approx(float(ref.q[i]), abs=1e-6)
-        assert m["prior"] == pytest.approx(float(ref.prior[i]), abs=1e-7)
-        assert m["pv"] == [x.uci() for x in [ref.moves[i], *ref.pvs[i]]][:1 + pv_len]
-    if "policy" in resp:
-        for move, p in zip(ref.moves, ref.policy, strict=True):
-            assert resp["policy"][move.uci()] == pytest.approx(float(p), abs=1e-7)
-
-
-def tree_pv_visits(board: chess.Board, tree, pv: list[str]) -> list[int]:
-    """Plain-Python walk of a reference tree (batch of one) along a PV."""
-    edge_move = np.asarray(tree.edge_move[0])
-    edge_child = np.asarray(tree.edge_child[0])
-    visits = np.asarray(tree.visits[0])
-    node, b, out = 0, board.copy(), []
-    for uci in pv:
-        move = chess.Move.from_uci(uci)
-        index = move_to_index(b, move)
-        slot = list(edge_move[node]).index(index)
-        node = int(edge_child[node, slot])
-        out.append(int(visits[node]))
-        b.push(move)
-    return out
-
-
-def finals(client: Client, qid: str) -> list[dict]:
-    return [r.data for r in client.messages(qid) if r.data.get("isDuringSearch") is False]
-
-
-def wait_until(predicate, timeout: float = 120.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.01)
-
 
 def start_blockers(client: Client, tag: str) -> list[str]:
     """Fill every slot with a long search and wait until all of them have started."""
@@ -470,8 +377,8 @@ def test_slot_batch_refills_single_trees_of_a_sharded_batch(reference_searcher, 
         for slot, (_, _, _, sims) in jobs.items():
             counts[slot] = min(chunk, sims - done[slot])
         done = slots.run(counts)
-    # (slot 0 holds the warm-up's tree: 1 simulation)
-    assert done.tolist() == [jobs[i][3] if i in jobs else int(i == 0) for i in range(16)]
+    # (the warm-up leaves every slot fresh)
+    assert done.tolist() == [jobs[i][3] if i in jobs else 0 for i in range(16)]
     # refill slot 12 with a new position: the trees of the other slots are untouched
     before = slots.report(3)
     slots.reset([12], [c], [SearchConfig()], [9])
@@ -502,248 +409,6 @@ def test_slot_batch_refills_single_trees_of_a_sharded_batch(reference_searcher, 
             expected = tree_pv_visits(board, tree, [m.uci() for m in line])
             assert got.pv_visits[i][:len(line)].tolist() == expected
             assert not got.pv_visits[i][len(line):].any()
-
-
-# --- fuzz ------------------------------------------------------------------------------------
-
-def _games(seed: int = 7) -> list[tuple[str | None, list[str]]]:
-    """Positions for valid queries: random legal games (python-chess) and special cases."""
-    rng = random.Random(seed)
-    games: list[tuple[str | None, list[str]]] = [(None, FOOLS_MATE), (STALEMATE, []),
-                                                  (ITALIAN, ["g8f6", "d2d3"])]
-    for plies in (6, 15, 30, 45):
-        board = chess.Board()
-        moves = []
-        for _ in range(plies):
-            legal = list(board.legal_moves)
-            if not legal:
-                break
-            move = rng.choice(legal)
-            moves.append(move.uci())
-            board.push(move)
-        games.append((None, moves))
-    return games
-
-
-GAMES = _games()
-# per field, values that must be refused (wrong type, out of range, illegal, unsupported)
-BAD_VALUES = {
-    "moves": [None, "e2e4", 5, [5], ["e2e5"], [["e2e4"]], {"a": 1}, ["e2e4", "e2e4"]],
-    "initialFen": [None, 5, "e2e4", "x" * 300, "8/8/8/8/8/8/8/8 w - - 0 1", ["startpos"]],
-    "analyzeTurns": [0, [3], [-1], ["1"], [1.0], [True], None, {}],
-    "maxVisits": [None, True, -1, 0, 2**53, 10**30, 1.5, "3", [3]],
-    "analysisPVLen": [0, 1001, "5", 2.0, None],
-    "includePolicy": [1, "true", None, []],
-    "includePVVisits": [0, "false", None, {}],
-    "reportDuringSearchEvery": [0, -1, 1e7, "1", None, True],
-    "firstReportDuringSearchAfter": [0, 1e300, "1", []],
-    "priority": [2**63, -(2**63), 1.5, "high", None, True],
-    "priorities": [[1, 2, 3], "1", None],  # without analyzeTurns: refused whatever the value
-    "seed": [-1, 2**63, 0.5, "1", None],
-    "rootFpuReductionMax": [2.5, -0.1, "x", None],
-    "rootPolicyTemperature": [1.0, 0, 200],
-    "overrideSettings": [[], "x", 3, None, {"cpuct": "x"}, {"cpuct": -1}, {"n_scl": 0},
-                         {"selection": 1}, {"cpuct": 1e300}, {"maxVisits": 0},
-                         {"policy_temperature": 0}, {"draw_score": 3}, {"n_scl": 1.5}],
-    "avoidMoves": [None, {}, [{"moves": ["e2e4"]}], [{"moves": "e2e4"}], [{"untilDepth": 2}],
-                   [5]],
-    "allowMoves": [None, [{"moves": ["e2e4"]}], [{}, {}]],
-}
-
-
-@st.composite
-def valid_query(draw, index: str) -> dict:
-    fen, moves = draw(st.sampled_from(GAMES))
-    n = draw(st.integers(0, len(moves)))
-    query: dict = {"id": f"ok-{index}", "moves": moves[:n], "maxVisits": draw(st.integers(1, 9))}
-    if fen:
-        query["initialFen"] = fen
-    if draw(st.booleans()):
-        turns = draw(st.lists(st.integers(0, n), min_size=1, max_size=3))
-        query["analyzeTurns"] = turns
-        if draw(st.booleans()):
-            query["priorities"] = draw(st.lists(st.integers(-5, 5), min_size=len(turns),
-                                                max_size=len(turns)))
-    elif draw(st.booleans()):
-        query["priority"] = draw(st.integers(-5, 5))
-    for flag in ("includePolicy", "includePVVisits"):
-        if draw(st.booleans()):
-            query[flag] = draw(st.booleans())
-    if draw(st.booleans()):
-        query["analysisPVLen"] = draw(st.integers(1, 20))
-    if draw(st.booleans()):
-        query["seed"] = draw(st.integers(0, 2**63 - 1))
-    if draw(st.booleans()):
-        query["overrideSettings"] = draw(st.fixed_dictionaries({}, optional={
-            "cpuct": st.floats(0.1, 4.0), "n_scl": st.one_of(st.none(), st.integers(1, 6)),
-            "selection": st.sampled_from(["puct", "alphazero"]),
-            "fpu_value": st.floats(0.0, 1.0), "draw_score": st.floats(-0.5, 0.5),
-            "policy_temperature": st.floats(0.5, 2.5),
-            "dirichlet_epsilon": st.floats(0.0, 0.5),
-        }))
-    if draw(st.integers(0, 9)) == 0:
-        query["someUnknownField"] = draw(st.integers())
-    return query
-
-
-@st.composite
-def bad_line(draw, index: str) -> tuple[bytes, str | None, str | None]:
-    """(line, id the error must carry (None: none), field it must name (None: unchecked))."""
-    qid = f"bad-{index}"
-    kind = draw(st.sampled_from(["bytes", "truncated", "field", "moves", "deep", "huge",
-                                 "nonobject", "noid", "action", "long"]))
-    base = {"id": qid, "moves": ["e2e4", "e7e5"], "maxVisits": 3}
-    if kind == "bytes":
-        raw = draw(st.binary(min_size=1, max_size=300)).replace(b"\n", b" ")
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            obj = None
-        if not raw.strip() or isinstance(obj, dict):
-            raw = b"\x00" + raw
-        return raw, None, None
-    if kind == "truncated":
-        text = json.dumps(base | {"includePolicy": True})
-        return text[:draw(st.integers(1, len(text) - 1))].encode(), None, None
-    if kind == "field":
-        field = draw(st.sampled_from(sorted(BAD_VALUES)))
-        value = draw(st.sampled_from(BAD_VALUES[field]))
-        if field == "priorities":
-            return json.dumps(base | {"priorities": value}).encode(), qid, field
-        return json.dumps(base | {field: value}).encode(), qid, field
-    if kind == "moves":
-        board = chess.Board()
-        legal = {m.uci() for m in board.legal_moves}
-        uci = draw(st.sampled_from(["e2e5", "a1a8", "e1g1", "e7e5", "a2a5", "g1g3", "0000",
-                                    "e2e4q", "e9e4", "zz", "e2", "E2E4"]))
-        assert uci not in legal
-        return json.dumps({"id": qid, "moves": [uci]}).encode(), qid, "moves"
-    if kind == "deep":
-        depth = draw(st.sampled_from([1000, 100_000]))
-        opener = draw(st.sampled_from(["[", '{"a":']))
-        tail = draw(st.sampled_from(["", "1"]))
-        return (opener * depth + tail).encode(), None, None
-    if kind == "huge":
-        which = draw(st.integers(0, 3))
-        if which == 0:
-            return f'{{"id":"{qid}","moves":[],"maxVisits":1e999}}'.encode(), None, None
-        if which == 1:
-            return (f'{{"id":"{qid}","moves":[],"seed":' + "7" * 5000 + "}").encode(), None, None
-        if which == 2:
-            return json.dumps(base | {"maxVisits": 2**70}).encode(), qid, "maxVisits"
-        return json.dumps(base | {"priority": -(2**64)}).encode(), qid, "priority"
-    if kind == "nonobject":
-        return draw(st.sampled_from([b"[]", b"3", b'"s"', b"null", b"true", b"[{}]"])), None, None
-    if kind == "noid":
-        value = draw(st.sampled_from([None, 3, [], {}, True]))
-        obj = {"moves": []} if value is None else {"id": value, "moves": []}
-        return json.dumps(obj).encode(), None, "id"
-    if kind == "action":
-        obj = draw(st.sampled_from([
-            ({"id": qid, "action": "dance"}, "action"),
-            ({"id": qid, "action": 7}, "action"),
-            ({"id": qid, "action": "terminate"}, "terminateId"),
-            ({"id": qid, "action": "terminate_all", "turnNumbers": "1"}, "turnNumbers"),
-        ]))
-        return json.dumps(obj[0]).encode(), qid, obj[1]
-    # ~1 MB lines
-    which = draw(st.integers(0, 2))
-    if which == 0:
-        return b"x" * 2**20, None, None
-    if which == 1:
-        return json.dumps({"id": qid, "moves": ["e2e4", "e7e5"] * 70_000}).encode(), qid, "moves"
-    big_id = "I" * 2**20
-    return json.dumps({"id": big_id, "moves": 5}).encode(), big_id, "moves"
-
-
-def run_corpus(client: Client, reference, items: list, exact: int = 3) -> None:
-    """Send valid queries (dicts) and bad lines mixed, then check that the engine answered
-    every bad line with exactly one error, in order, and every valid query correctly."""
-    start = len(client.received)
-    bad, valid, warn_ids = [], [], []
-    payload = []
-    for item in items:
-        if isinstance(item, dict):
-            valid.append(item)
-            if "someUnknownField" in item:
-                warn_ids.append(item["id"])
-            payload.append(json.dumps(item).encode())
-        else:
-            bad.append(item)
-            payload.append(item[0])
-        if len(payload) % 7 == 0:
-            payload.append(b"   ")  # blank lines are skipped silently
-    client.send_raw(b"\n".join(payload))
-    sentinel = client.version()  # answered after every line before it was read
-    for q in valid:
-        turns = sorted(set(q.get("analyzeTurns", [len(q["moves"])])))
-        results = client.wait(q["id"], timeout=600, turns=len(turns))
-        assert [r["turnNumber"] for r in results] == turns
-        assert len(finals(client, q["id"])) == len(turns)
-        for r in results:
-            board = board_at(q["moves"], q.get("initialFen"), r["turnNumber"])
-            check_response(r, board, q["maxVisits"], pv_len=q.get("analysisPVLen", 15),
-                           policy=q.get("includePolicy", False),
-                           pv_visits=q.get("includePVVisits", False))
-    checked = 0
-    for q in valid:
-        if checked >= exact or "overrideSettings" in q:
-            continue
-        for r in finals(client, q["id"]):
-            board = board_at(q["moves"], q.get("initialFen"), r["turnNumber"])
-            if not any(board.legal_moves):
-                continue
-            assert_matches(r, reference(board, q["maxVisits"], seed=q.get("seed", 0)),
-                           pv_len=q.get("analysisPVLen", 15))
-            checked += 1
-    window = [r.data for r in client.received[start:]]
-    assert not any("_unparsable" in m for m in window)
-    assert not any("internal error" in m.get("error", "") for m in window)
-    end = next(i for i, m in enumerate(window) if m.get("id") == sentinel["id"])
-    errors = [m for m in window[:end] if "error" in m]
-    assert len(errors) == len(bad)
-    for err, (_, qid, field) in zip(errors, bad, strict=True):
-        assert err.get("id") == qid
-        if field is not None:
-            assert err["field"] == field, (err, field)
-    warnings = [m for m in window if "warning" in m]
-    assert sorted(w["id"] for w in warnings) == sorted(warn_ids)
-    assert client.process.poll() is None  # alive
-
-
-_RUNS = itertools.count()
-
-
-def corpus(draw, size: int) -> list:
-    """``size`` lines, about one in five a valid query; ids unique in the engine's life."""
-    run = next(_RUNS)
-    items = []
-    for i in range(size):
-        if draw(st.integers(0, 4)) == 0:
-            items.append(draw(valid_query(f"{run}.{i}")))
-        else:
-            items.append(draw(bad_line(f"{run}.{i}")))
-    return items
-
-
-# derandomized (reproducible); no shrinking: every example costs engine time, and a failure
-# prints the whole corpus anyway
-FUZZ = settings(deadline=None, derandomize=True, database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck))
-
-
-@settings(FUZZ, max_examples=3)
-@given(data=st.data())
-def test_fuzz_sample(engine, reference, data):
-    run_corpus(engine, reference, corpus(data.draw, 100))
-
-
-@pytest.mark.slow
-@settings(FUZZ, max_examples=40)
-@given(data=st.data())
-def test_fuzz_ten_thousand_lines(engine, reference, data):
-    run_corpus(engine, reference, corpus(data.draw, 260), exact=1)
 
 
 # --- the PGN example -------------------------------------------------------------------------

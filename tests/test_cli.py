@@ -31,12 +31,16 @@ def test_analyse_json_schema_and_policy(capsys):
     assert sum(m["visits"] for m in infos) == 24 == out["rootInfo"]["visits"] - 1
     assert infos[0]["visits"] == max(m["visits"] for m in infos)
     for m in infos:
-        assert set(m) == {"move", "order", "visits", "winrate", "drawrate", "q", "prior", "pv"}
+        assert set(m) == {"move", "order", "visits", "winrate", "drawrate", "q", "prior",
+                          "score", "wdl", "proven", "pv"}
+        if m["visits"]:
+            assert ("cp" in m["score"]) != ("mate" in m["score"]) and sum(m["wdl"]) == 1000
         b = board.copy()
         for uci in m["pv"]:
             assert chess.Move.from_uci(uci) in b.legal_moves
             b.push_uci(uci)
-    assert set(out["rootInfo"]) == {"visits", "winrate", "drawrate", "q", "rawWdl"}
+    assert set(out["rootInfo"]) == {"visits", "winrate", "drawrate", "q", "rawWdl", "score",
+                                    "wdl"}
     assert abs(sum(out["rootInfo"]["rawWdl"]) - 1) < 1e-4
     assert set(out["policy"]) == {m.uci() for m in board.legal_moves}
     assert abs(sum(out["policy"].values()) - 1) < 1e-3
@@ -49,6 +53,9 @@ def test_epd_batch_and_ids(tmp_path, capsys):
     rows = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
     assert [r["id"] for r in rows] == ["1", "start"]
     assert rows[0]["moveInfos"][0]["move"] == "a1a8"
+    # Ra8 mates: a proven win, scored as lc0 prints it
+    assert rows[0]["moveInfos"][0]["score"] == {"mate": 1} == rows[0]["rootInfo"]["score"]
+    assert rows[0]["moveInfos"][0]["proven"] == 1 and rows[0]["rootInfo"]["wdl"] == [1000, 0, 0]
 
 
 def test_table_output(capsys):
@@ -56,6 +63,7 @@ def test_table_output(capsys):
                  "--contempt-limit", "3"]) == 0
     out = capsys.readouterr().out
     assert "bestmove a1a8" in out and "a1a8" in out.splitlines()[3]
+    assert "score mate 1" in out.splitlines()[1]
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -117,6 +117,7 @@ def test_in_flight_after_a_gather_equals_reference(leaves):
     searcher = _searcher(leaves)
     batch = searcher.run(searcher.init(POSITIONS, cfg, seed=9), SIMS - 8)
     state = batch.state
+    before = np.asarray(state.tree.stats.collisions)  # read first: select donates the state
     limit = state.tree.simulations + leaves
     state, _, _, _ = searcher._select(state, limit)
     tree = {k: np.asarray(v) for k, v in (
@@ -124,7 +125,6 @@ def test_in_flight_after_a_gather_equals_reference(leaves):
         ("num_legal", state.tree.num_legal), ("edge_start", state.tree.edge_start),
         ("status", state.tree.status), ("move", state.tree.edges.move),
         ("child", state.tree.edges.child), ("collisions", state.tree.stats.collisions))}
-    before = np.asarray(batch.state.tree.stats.collisions)
     checked = 0
     for i, board in enumerate(POSITIONS):
         ref = _reference(board, cfg, leaves, 9, i)

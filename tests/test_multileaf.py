@@ -152,7 +152,8 @@ def test_reset_replaces_only_its_slots():
     fresh = s.results(s.run(s.init([new_board] * 4, cfg, seed=7), SIMS))
     assert got[1].board.fen() == new_board.fen()
     assert list(got[1].visits) == list(fresh[1].visits)  # slot 1 draws tree_key(7, 1)
-    np.testing.assert_array_equal(got[1].prior, fresh[1].prior)
+    # the root was evaluated in a network batch of another size: equal up to float rounding
+    np.testing.assert_allclose(got[1].prior, fresh[1].prior, rtol=1e-5)
     for i in (0, 2, 3):
         assert list(got[i].visits) == list(whole[i].visits)
     with pytest.raises(ValueError, match="out of range"):

@@ -164,11 +164,13 @@ def searcher():
     return Searcher(MODEL, max_nodes=SIMS + 1, expander=Expander(0))
 
 
+# the single-leaf reference has no bounds (gather_reference has: test_certainty)
 @pytest.mark.parametrize("cfg", [
-    SearchConfig(),
-    SearchConfig(n_scl=3),
-    SearchConfig(cpuct=2.5, fpu_value=0.2, draw_score=0.3, policy_temperature=1.0),
-    SearchConfig(fpu_absolute=True, fpu_value=-1.0, n_scl=6),
+    SearchConfig(certainty_propagation=False),
+    SearchConfig(n_scl=3, certainty_propagation=False),
+    SearchConfig(cpuct=2.5, fpu_value=0.2, draw_score=0.3, policy_temperature=1.0,
+                 certainty_propagation=False),
+    SearchConfig(fpu_absolute=True, fpu_value=-1.0, n_scl=6, certainty_propagation=False),
 ], ids=["puct", "contempt3", "puct-drawscore", "contempt6-absfpu"])
 def test_root_visits_equal_reference(searcher, cfg):
     results = searcher.search(POSITIONS, cfg, num_simulations=SIMS, seed=11)

@@ -10,6 +10,7 @@ import pytest
 
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult
+from zerochess.search.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
 from zerochess.uci.driver import EngineView
 from zerochess.uci.info import (
     ThinkingInfo,
@@ -27,7 +28,6 @@ from zerochess.uci.options import (
     pending_report,
 )
 from zerochess.uci.protocol import UciError, parse_command, parse_go, parse_position
-from zerochess.uci.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
 
 # --- commands --------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from zerochess.analysis.protocol import MoveFilterEntry
 from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
-from zerochess.search.loop import SearchState
+from zerochess.search.loop import SearchState, network_buckets
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import Tree, node_edges
 
@@ -201,10 +201,31 @@ class SlotBatch:
 
     def warm_up(self) -> None:
         """Compile every program the engine uses (refill, run, report), so that no query
-        ever waits for a compilation."""
-        self.reset([0], [chess.Board()], [SearchConfig()], [0])
-        counts = np.zeros(len(self), np.int64)
-        counts[0] = 1
-        self.run(counts)
+        ever waits for a compilation.
+
+        The core compiles its network calls per evaluation bucket (``network_buckets``:
+        the number of roots refilled at once, or of leaves evaluated in a step), so every
+        bucket is run once: b fresh trees per shard, one simulation each.
+        """
+        size, shards = self.shard_size, len(self.batch.shards)
+        leaves = getattr(self.searcher, "leaves_per_step", 1)
+        for bucket in network_buckets(size * leaves):
+            # TODO(core): with L > 1 a fresh tree's first step may gather fewer than L
+            # leaves (collisions), so a bucket between two others may still compile late.
+            trees = min(size, -(-bucket // leaves))
+            slots = [k * size + i for k in range(shards) for i in range(trees)]
+            self.reset(slots, [chess.Board()] * len(slots), [SearchConfig()] * len(slots),
+                       [0] * len(slots))
+            counts = np.zeros(len(self), np.int64)
+            counts[slots] = 1
+            self.run(counts)
         self.report(0, need_pv_visits=True)
         self.run(np.zeros(len(self), np.int64))
+        # a step whose only leaf ends the game needs no network rows: its own program
+        # (the only move, Kxd2, leaves bare kings)
+        self.reset([0], [chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1")], [SearchConfig()], [0])
+        counts = np.zeros(len(self), np.int64)
+        counts[0] = 2
+        self.run(counts)
+        self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
+                                        seed=[0] * len(self))  # every slot fresh again

@@ -17,6 +17,8 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
 - ``leaf_quality`` (``--leaf-quality``): search quality vs leaves per step;
 - ``leaves`` (``--leaves``, ``--gpu-grid``): simulations/s over B x L, and the
   accelerator points against the network alone.
+- ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
+  positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
 A missing peer is a one-line ``UserError`` saying how to install it.
 """
@@ -29,6 +31,8 @@ from typing import Any
 # flag attribute(s) on the parsed arguments ("a+b": both set) -> the module whose
 # ``main(args)`` runs that mode; the first match wins, so combinations come first
 MODES: dict[str, str] = {
+    "puzzles": "zerochess.bench.puzzles",
+    "analysis": "zerochess.bench.analysis",
     "vs_lc0+single": "zerochess.bench.single",
     "leaf_quality": "zerochess.bench.leaf_quality",
     "leaves": "zerochess.bench.leaves",

@@ -262,14 +262,17 @@ class Lc0Engine:
       lc0_path: the program.
       weights: the network file.
       threads: lc0's ``Threads`` option; ``None`` keeps lc0's default (0 = backend's).
+      verbose: ``VerboseMoveStats`` (per-move visits in ``Lc0Search.visits``); off, lc0
+        prints less and ``visits``/``proven`` are empty.
     """
 
-    def __init__(self, lc0_path: str, weights: str, threads: int | None = None) -> None:
+    def __init__(self, lc0_path: str, weights: str, threads: int | None = None,
+                 verbose: bool = True) -> None:
         self.path = lc0_path
         self.engine = chess.engine.SimpleEngine.popen_uci([lc0_path], stderr=subprocess.DEVNULL)
         try:
             options: dict[str, Any] = {"WeightsFile": weights, "SmartPruningFactor": 0,
-                                       "VerboseMoveStats": True}
+                                       "VerboseMoveStats": verbose}
             backend = self.engine.options.get("Backend")
             self.backend = backend.default if backend is not None else "?"
             if backend is not None and "eigen" in backend.var:

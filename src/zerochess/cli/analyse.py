@@ -59,6 +59,9 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
             "drawrate": round(draw, 6) if visited else None,
             "q": round(float(res.q[i]), 6) if visited else None,
             "prior": round(float(res.prior[i]), 6),
+            "score": res.score(i).as_dict() if visited else None,
+            "wdl": list(res.wdl_permille(i)) if visited else None,
+            "proven": res.proven(i),
             "pv": [m.uci() for m in [res.moves[i], *res.pvs[i]]],
         })
     w, d, _ = (float(x) for x in res.root_wdl)
@@ -72,6 +75,8 @@ def result_json(ident: str, res, include_policy: bool = False) -> dict:
             "drawrate": round(d, 6),
             "q": round(float(res.root_q), 6),
             "rawWdl": [round(float(x), 6) for x in res.raw_wdl],
+            "score": res.score().as_dict(),
+            "wdl": list(res.wdl_permille()),
         },
     }
     out["stats"] = res.stats()
@@ -89,13 +94,15 @@ def format_table(ident: str, res, include_policy: bool) -> str:
     rw, rd, rl = res.raw_wdl
     lines = [f"position {ident}: {res.fen}",
              f"  root  N: {res.root_visits}  Q: {res.root_q:+.4f}  WDL: {w:.3f}/{d:.3f}/{loss:.3f}"
-             f"  net WDL: {rw:.3f}/{rd:.3f}/{rl:.3f}",
-             f"  {'move':<7}{'N':>7}  {'P':>7}  {'Q':>8}  {'W':>6}  {'D':>6}  pv"]
+             f"  net WDL: {rw:.3f}/{rd:.3f}/{rl:.3f}  score {res.score()}",
+             f"  {'move':<7}{'N':>7}  {'P':>7}  {'Q':>8}  {'W':>6}  {'D':>6}  "
+             f"{'score':>8}  pv"]
     for i in res.order():
         visited = res.visits[i] > 0
         win, draw = _wdl(float(res.wl[i]), float(res.d[i]))
         q = f"{res.q[i]:+8.4f}" if visited else f"{'-':>8}"
         wd = f"{win:6.3f}  {draw:6.3f}" if visited else f"{'-':>6}  {'-':>6}"
+        wd += f"  {str(res.score(i)) if visited else '-':>8}"
         pv = " ".join(m.uci() for m in [res.moves[i], *res.pvs[i]][:10])
         policy = f"  net P: {100 * res.policy[i]:5.2f}%" if include_policy else ""
         lines.append(f"  {res.moves[i].uci():<7}{int(res.visits[i]):>7}  "

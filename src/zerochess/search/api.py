@@ -59,10 +59,22 @@ class SearchBatch:
 
     @property
     def finished(self) -> np.ndarray:
-        """bool [B]: the tree reached its budget, or was stopped."""
-        sims, stopped = jax.device_get(
-            ([s.tree.simulations for s in self.shards], [s.stopped for s in self.shards]))
-        return (np.concatenate(sims) >= self.budget) | np.concatenate(stopped)
+        """bool [B]: the tree reached its budget, was stopped, or its smart pruning
+        (``SearchConfig.smart_pruning_factor``) decided."""
+        size = len(self.boards) // len(self.shards)
+        limits = [jnp.asarray(np.minimum(self.budget[k * size:(k + 1) * size], 2**31 - 1),
+                              jnp.int32) for k in range(len(self.shards))]
+        sims, stopped, pruned = jax.device_get((
+            [s.tree.simulations for s in self.shards], [s.stopped for s in self.shards],
+            [_pruned(s.tree, s.params, lim) for s, lim in zip(self.shards, limits,
+                                                               strict=True)]))
+        return ((np.concatenate(sims) >= self.budget) | np.concatenate(stopped)
+                | np.concatenate(pruned))
+
+
+@jax.jit
+def _pruned(tree, params, limit):
+    return jax.vmap(loop.smart_pruning_stop)(tree, params, limit)
 
 
 class NoLegalMovesError(PositionError):

@@ -63,6 +63,14 @@ class SearchConfig:
     max_collision_visits_scaling_start: int = 28
     max_collision_visits_scaling_end: int = 145000
     max_collision_visits_scaling_power: float = 1.25
+    # lc0 StickyEndgames: proven wins/losses/draws propagate up the tree (bounds); off:
+    # only game ends are exact (the pre-lc0-0.25 semantics, and mctx's)
+    certainty_propagation: bool = True
+    # lc0 SmartPruningFactor (its default in play: 1.33; 0 = off, the default here so a
+    # node-limited search yields its full visit distribution): a tree stops when the
+    # runner-up cannot catch the best move with (simulations left) / factor more visits,
+    # when it has one non-losing move left, or when a move is a proven win
+    smart_pruning_factor: float = 0.0
 
     def __post_init__(self) -> None:
         # Types and ranges: lc0's option ranges where lc0 has the option (params.cc);
@@ -74,7 +82,7 @@ class SearchConfig:
                 continue
             object.__setattr__(self, name,
                                as_real(value, f"SearchConfig.{name}", low, high, low_open))
-        for name in ("fpu_absolute", "fpu_absolute_root"):
+        for name in ("fpu_absolute", "fpu_absolute_root", "certainty_propagation"):
             value = getattr(self, name)
             if not (value is None and name in _OPTIONAL):
                 object.__setattr__(self, name, as_flag(value, f"SearchConfig.{name}"))
@@ -115,6 +123,7 @@ class SearchConfig:
 # field: (low, high, low bound excluded); lc0's ranges (src/search/classic/params.cc,
 # src/neural/shared_params.cc) for the lc0 options, finite positive values for the rest.
 _REAL_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
+    "smart_pruning_factor": (0.0, 10.0, False),  # lc0's SmartPruningFactor range
     "cpuct": (0.0, 100.0, False),
     "cpuct_base": (1.0, 1e9, False),
     "cpuct_factor": (0.0, 1000.0, False),
@@ -171,6 +180,8 @@ class SearchParams:
     collision_scaling_start: chex.Array  # float32
     collision_scaling_end: chex.Array  # float32
     collision_scaling_power: chex.Array  # float32
+    certainty: chex.Array  # bool, certainty propagation
+    smart_pruning: chex.Array  # float32 SmartPruningFactor, 0 = off
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -211,4 +222,6 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         collision_scaling_start=col(lambda c: c.max_collision_visits_scaling_start, f32),
         collision_scaling_end=col(lambda c: c.max_collision_visits_scaling_end, f32),
         collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
+        certainty=col(lambda c: c.certainty_propagation, np.bool_),
+        smart_pruning=col(lambda c: c.smart_pruning_factor, f32),
     )

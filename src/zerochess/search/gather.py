@@ -6,7 +6,7 @@ it holds its quota of leaves or has used up its collision budget. A descent ends
 
 - at an edge without a child: a **new leaf**. Its node is allocated now (index
   ``node_count``) and linked to its parent, so a later descent sees it in flight;
-- at a terminal node: a **terminal visit** (backed up again later, without the network);
+- at a terminal or proven node: a **terminal visit** (backed up again later, without the network);
 - at a child that is in flight and has never been evaluated (lc0: ``N == 0`` and
   ``n_in_flight > 0``): a **collision**. It is counted, not evaluated. Its in-flight
   visits along the path stay for the rest of this gather (later descents avoid the
@@ -108,7 +108,8 @@ def _descend(tree: Tree, params: SearchParams, bits: chex.Array,
     current in-flight counts and children); ``rule``: see ``select_child``."""
 
     def body(c: _Descent) -> _Descent:
-        term = is_terminal(tree.status[c.node], tree.num_legal[c.node], c.node == 0)
+        term = is_terminal(tree.lower[c.node], tree.upper[c.node], tree.num_legal[c.node],
+                           c.node == 0)
         edges = node_edges(tree, c.node)
         slot = select_child(tree, params, c.node, c.depth, uniform_at_depth(bits, c.depth),
                             edges, rule)

@@ -45,7 +45,7 @@ from zerochess.search.step import (
     NetInputs,
     Prepared,
 )
-from zerochess.search.tree import PRIOR_DTYPE, K, Tree, empty_stats, empty_tree
+from zerochess.search.tree import PRIOR_DTYPE, K, Tree, empty_stats, empty_tree, node_edges
 
 
 @chex.dataclass(frozen=True)
@@ -139,7 +139,9 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
         position=jax.tree.map(node0, tree.position, pos),
         key=node0(tree.key, position_hash(jnp, pos.board, pos.turn, pos.castling, pos.ep)),
         repetitions=node0(tree.repetitions, roots.history.repetitions),
-        status=node0(tree.status, roots.status), num_legal=node0(tree.num_legal, roots.num_legal),
+        status=node0(tree.status, roots.status), lower=node0(tree.lower, -1),
+        upper=node0(tree.upper, 1), plies=node0(tree.plies, 0),
+        num_legal=node0(tree.num_legal, roots.num_legal),
         edge_start=node0(tree.edge_start, 0), visits=node0(tree.visits, 1),
         in_flight=node0(tree.in_flight, 0),
         # the root's own evaluation is its first visit (mover-into-root perspective: -(W - L))
@@ -163,6 +165,25 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
                          stopped=row(state.stopped, False))
 
 
+def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array) -> chex.Array:
+    """lc0's ``SmartPruningStopper`` on one tree's node budget (bool scalar; never with
+    ``smart_pruning`` 0): at most one non-losing root move, a root move proven won, or
+    the most visited root move ahead of the runner-up by more than the simulations left
+    divided by the factor (lc0's ``remaining playouts / SmartPruningFactor``)."""
+    edges = node_edges(tree, jnp.int32(0))
+    safe = jnp.maximum(edges.child, 0)
+    visits = jnp.where(edges.child >= 0, tree.visits[safe], 0)
+    proven = (visits > 0) & (tree.lower[safe] == tree.upper[safe])
+    win = jnp.any(proven & (tree.lower[safe] == 1))
+    losing = jnp.sum(proven & (tree.lower[safe] == -1))
+    top = jnp.sort(visits)
+    factor = params.smart_pruning
+    remaining = (limit - tree.simulations).astype(jnp.float32) / jnp.maximum(factor, 1e-6)
+    decided = ((tree.num_legal[0] <= losing + 1) | win
+               | ((top[-1] - top[-2]).astype(jnp.float32) > remaining))
+    return (factor > 0) & (tree.num_legal[0] > 0) & decided
+
+
 def select(state: SearchState, limit: chex.Array, num_leaves: int
            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
     """Gather the next group of leaves of every tree that has simulations left.
@@ -179,9 +200,11 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
     tree, params = state.tree, state.params
     width = jnp.where(params.minibatch_size > 0, jnp.minimum(params.minibatch_size, num_leaves),
                       num_leaves)
-    left = jnp.where(state.stopped, 0, limit - tree.simulations)
+    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
+    left = jnp.where(stop, 0, limit - tree.simulations)
     tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)
-    left = jnp.where(state.stopped, 0, jnp.maximum(limit - tree.simulations, 0))
+    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
+    left = jnp.where(stop, 0, jnp.maximum(limit - tree.simulations, 0))
     return state.replace(tree=tree), leaves, expand_request(tree, leaves), left
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import numpy as np
+from jax.extend import core as jax_core
 
 
 @dataclasses.dataclass
@@ -42,7 +44,9 @@ class StateProgram:
 
     def _entry(self, state: Any, args: tuple, static: dict[str, Any]) -> _Entry:
         leaves, treedef = jax.tree.flatten(state)
-        key = (treedef, tuple(sorted(static.items())))
+        arg_leaves, arg_tree = jax.tree.flatten(args)
+        key = (treedef, arg_tree, tuple(sorted(static.items())),
+               tuple((np.shape(x), getattr(x, "dtype", type(x))) for x in leaves + arg_leaves))
         entry = self._entries.get(key)
         if entry is not None:
             return entry
@@ -55,9 +59,14 @@ class StateProgram:
                            if x is not y)
             return out
 
-        jax.make_jaxpr(probe)(leaves, *args)
+        # The probe's jaxpr is the program: the jitted function below evaluates it instead
+        # of tracing ``fn`` a second time (tracing, vmaps included, is most of the cost of
+        # a new process: jax's persistent cache skips compilation, not tracing).
+        closed, out_shape = jax.make_jaxpr(probe, return_shape=True)(leaves, *args)
+        program = jax_core.jaxpr_as_fun(closed)
+        out_tree = jax.tree.structure(out_shape)
         kept = [i for i in range(len(leaves)) if i not in set(changed)]
-        fn = self.fn
+        has_rest = isinstance(out_shape, tuple)
 
         def core(mutable, fixed, *a):
             merged: list[Any] = [None] * (len(mutable) + len(fixed))
@@ -65,8 +74,9 @@ class StateProgram:
                 merged[i] = x
             for i, x in zip(kept, fixed, strict=True):
                 merged[i] = x
-            out = fn(treedef.unflatten(merged), *a, **static)
-            state, rest = (out[0], out[1:]) if isinstance(out, tuple) else (out, None)
+            flat = jax.tree.leaves((merged, *a))
+            out = out_tree.unflatten(program(*flat))
+            state, rest = (out[0], out[1:]) if has_rest else (out, None)
             new = jax.tree.leaves(state)
             return [new[i] for i in changed], rest
 

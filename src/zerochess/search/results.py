@@ -14,6 +14,8 @@ import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
+from zerochess.search import scores
+from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
 from zerochess.search.tree import Tree, node_edges
 from zerochess.validation import as_count, as_real
 
@@ -21,9 +23,11 @@ PV_LENGTH = 16
 
 
 def _best_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Array:
-    """lc0's best child slot of ``node`` of one tree (-1 where no child was visited).
+    """lc0's best child slot of ``node`` of one tree (-1 where no child was visited):
+    ``GetBestChildNoTemperature``.
 
-    Order: a child that mates first, then most visits, then higher Q, then higher prior.
+    Order: proven wins first (the shortest), then the unproven and proven draws by most
+    visits, then higher Q, then higher prior; proven losses last (the longest first).
     """
     edges = node_edges(tree, node)
     exists = edges.child >= 0
@@ -33,8 +37,17 @@ def _best_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Arr
     ds = jnp.where(tree.depth[node] % 2 == 0, draw_score, -draw_score)
     q = (tree.wl_sum[safe] + ds * tree.d_sum[safe]) / n
     prior = edges.prior
-    win = exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0)
-    cand = jnp.where(win.any(), win, visits > 0)
+    proven = exists & (visits > 0) & (tree.lower[safe] == tree.upper[safe])
+    win = proven & (tree.lower[safe] == 1)
+    loss = proven & (tree.lower[safe] == -1)
+    plies = tree.plies[safe].astype(jnp.int32)
+    visited = visits > 0
+    rest = visited & ~win & ~loss
+    cand = jnp.where(win.any(), win, jnp.where(rest.any(), rest, loss))
+    # wins: fewest plies; losses: most plies; the others: visits, Q, prior
+    cand &= jnp.where(win.any(), plies == jnp.min(jnp.where(cand, plies, 2**30)), True)
+    cand &= jnp.where(~win.any() & ~rest.any(),
+                      plies == jnp.max(jnp.where(cand, plies, -1)), True)
     cand &= visits == jnp.max(jnp.where(cand, visits, -1))
     cand &= q == jnp.max(jnp.where(cand, q, -jnp.inf))
     cand &= prior == jnp.max(jnp.where(cand, prior, -jnp.inf))
@@ -48,15 +61,17 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
 
     def line(node):
         """The best continuation (1858 indices, -1 padded) from ``node``."""
-        moves = []
-        for _ in range(PV_LENGTH):
+
+        def step(node, _):
+            # a scan, not a Python loop: traced once (the trace is paid in every process)
             ok = node >= 0
             safe_node = jnp.maximum(node, 0)
             slot = jnp.where(ok, _best_slot(tree, safe_node, draw_score), -1)
             edges = node_edges(tree, safe_node)
-            moves.append(jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1))
-            node = jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1)
-        return jnp.stack(moves)
+            move = jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1)
+            return jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1), move
+
+        return jax.lax.scan(step, node, None, length=PV_LENGTH)[1]
 
     return dict(
         moves=root.move,  # [K]
@@ -66,6 +81,12 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
         wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
         d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),  # [K]
         child_status=jnp.where(exists, tree.status[safe], 0),  # [K]
+        child_lower=jnp.where(exists, tree.lower[safe], -1),  # [K]
+        child_upper=jnp.where(exists, tree.upper[safe], 1),  # [K]
+        child_plies=jnp.where(exists, tree.plies[safe], 0),  # [K]
+        root_lower=-tree.upper[0],  # root side to move's perspective
+        root_upper=-tree.lower[0],
+        root_plies=tree.plies[0],
         child_raw_wdl=jnp.where(exists[:, None], tree.raw_wdl[safe], jnp.nan),  # [K, 3]
         pv=jax.vmap(line)(root.child),  # [K, PV_LENGTH]
         best_slot=_best_slot(tree, jnp.int32(0), draw_score),
@@ -179,6 +200,12 @@ class SearchResult:
     search_time_s: float = 0.0
     edges_used: int = 0
     out_of_edges: bool = False
+    bounds: np.ndarray = dataclasses.field(  # int8 [M, 2] (lower, upper), root side's view
+        default_factory=lambda: np.zeros((0, 2), np.int8))
+    plies: np.ndarray = dataclasses.field(  # int [M] plies to the end of a proven move
+        default_factory=lambda: np.zeros(0, np.int64))
+    root_bounds: tuple[int, int] = (-1, 1)
+    root_plies: int = 0
 
     @property
     def nodes_per_second(self) -> float:
@@ -194,6 +221,69 @@ class SearchResult:
                 "search_time_s": round(self.search_time_s, 4),
                 "nodes_per_second": (round(self.nodes_per_second, 1)
                                      if self.search_time_s > 0 else None)}
+
+    def proven(self, index: int) -> int | None:
+        """The proven result of ``moves[index]`` for the root side to move (+1 win, 0
+        draw, -1 loss; certainty propagation), None if not proven."""
+        if len(self.bounds) == 0 or self.visits[index] == 0:
+            return None
+        lower, upper = (int(x) for x in self.bounds[index])
+        return lower if lower == upper else None
+
+    def mate(self, index: int | None = None) -> int | None:
+        """lc0's ``score mate``: moves to mate after ``moves[index]`` (default: the best
+        move), negative when the root side is mated; None unless it is a proven win/loss."""
+        index = self.best_index if index is None else index
+        result = self.proven(index)
+        if result is None or result == 0:
+            return None
+        return mate_in_moves(float(self.plies[index]), float(result))
+
+    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> Score:
+        """The score lc0 prints for ``moves[index]`` (default: the best move): ``mate``
+        for a proven win/loss, else ``cp`` with ``score_type`` (see
+        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille."""
+        index = self.best_index if index is None else index
+        wdl = self.wdl_permille(index)
+        mate = self.mate(index)
+        if mate is not None:
+            return Score(cp=None, mate=mate, wdl=wdl)
+        if self.visits[index] == 0:
+            cp = centipawns(self._root_wl, float(self.root_wdl[1]), self.root_q, score_type)
+        else:
+            cp = centipawns(float(self.wl[index]), float(self.d[index]), float(self.q[index]),
+                            score_type)
+        return Score(cp=cp, mate=None, wdl=wdl)
+
+    @property
+    def bound(self) -> np.ndarray:
+        """int8 [M]: +1 proven win for the root side, 0 proven draw, -1 proven loss, 2
+        not proven (the contract's encoding of lc0's W/D/L tags)."""
+        return np.array([2 if p is None else p for p in
+                         (self.proven(i) for i in range(len(self.moves)))], np.int8)
+
+    @property
+    def mate_plies(self) -> np.ndarray:
+        """int [M]: plies to mate of proven wins/losses, 0 otherwise."""
+        b = self.bound
+        plies = self.plies if len(self.plies) else np.zeros(len(self.moves), np.int64)
+        return np.where((b == 1) | (b == -1), plies, 0)
+
+    def wdl_permille(self, index: int | None = None) -> tuple[int, int, int]:
+        """(W, D, L) per mille of ``moves[index]`` (default: the best move), as lc0's
+        ``wdl`` info; a proven result is exact."""
+        index = self.best_index if index is None else index
+        result = self.proven(index)
+        if result is not None:
+            return {1: (1000, 0, 0), 0: (0, 1000, 0), -1: (0, 0, 1000)}[result]
+        if self.visits[index] == 0:
+            return scores.wdl_permille(self._root_wl, float(self.root_wdl[1]))
+        return scores.wdl_permille(float(self.wl[index]), float(self.d[index]))
+
+    @property
+    def _root_wl(self) -> float:
+        """W - L of the root, from its side to move."""
+        return float(self.root_wdl[0] - self.root_wdl[2])
 
     @property
     def fen(self) -> str:
@@ -213,9 +303,18 @@ class SearchResult:
         return self.dropped_simulations > 0
 
     def order(self) -> np.ndarray:
-        """Move indices best first: mates, then visits, then Q, then prior (lc0)."""
+        """Move indices best first (lc0): proven wins (shortest first), then visits, Q,
+        prior; proven losses last (longest first)."""
         q = np.where(np.isnan(self.q), -np.inf, self.q)
-        return np.lexsort((-self.prior, -q, -self.visits, ~self.mates))
+        m = len(self.moves)
+        proven = [self.proven(i) for i in range(m)] if len(self.bounds) else [None] * m
+        mates = self.mates.astype(bool) if len(self.mates) == m else np.zeros(m, bool)
+        win = np.array([p == 1 for p in proven], bool).reshape(m) | mates
+        loss = np.array([p == -1 for p in proven], bool).reshape(m)
+        rank = np.where(win, 0, np.where(loss, 2, 1))
+        plies = self.plies if len(self.plies) else np.zeros(m, np.int64)
+        tie = np.where(win, plies, np.where(loss, -plies, 0))
+        return np.lexsort((-self.prior, -q, -self.visits, tie, rank))
 
     def choose_move(self, temperature: float, rng: np.random.Generator,
                     visit_offset: float = 0.0, value_cutoff: float = 100.0) -> chess.Move:
@@ -304,6 +403,11 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             search_time_s=float(search_time_s[i]) if search_time_s is not None else 0.0,
             edges_used=int(summary["edge_count"][i]),
             out_of_edges=bool(summary["full"][i]),
+            bounds=np.stack([summary["child_lower"][i, :m],
+                             summary["child_upper"][i, :m]], axis=1).astype(np.int8),
+            plies=summary["child_plies"][i, :m].astype(np.int64),
+            root_bounds=(int(summary["root_lower"][i]), int(summary["root_upper"][i])),
+            root_plies=int(summary["root_plies"][i]),
         ))
     return results
 

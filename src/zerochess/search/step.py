@@ -7,7 +7,8 @@
 - ``network`` (device): the network on the first ``rows`` rows of that batch only;
 - ``finish`` (device): write the new nodes and their edges, back every simulation's
   value up its path (terminal visits without the network), release the visits in
-  flight, freeze search-contempt nodes, store the network results in the cache.
+  flight, freeze search-contempt nodes, propagate proven results (certainty
+  propagation), store the network results in the cache.
 
 None of them calls back into Python, so their compiled programs can be kept in jax's
 persistent compilation cache; the host loop (``loop``) calls them in turn and
@@ -36,7 +37,15 @@ from zerochess.search.cache import EvalCache
 from zerochess.search.config import INFINITE_NSCL, SearchParams
 from zerochess.search.gather import NEW, TERMINAL, ExpandRequest, Leaves
 from zerochess.search.history import input_history, path_occurrences
-from zerochess.search.tree import PRIOR_DTYPE, K, Tree, terminal_value, write_nodes
+from zerochess.search.tree import (
+    PRIOR_DTYPE,
+    K,
+    Tree,
+    node_edges,
+    proven_value,
+    status_bounds,
+    write_nodes,
+)
 
 # --- network evaluation of a batch of positions ---------------------------------------------
 
@@ -306,6 +315,75 @@ def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array
     return tree.replace(edges=tree.edges.replace(frozen=frozen))
 
 
+def child_bounds(tree: Tree, node: chex.Array) -> tuple[chex.Array, chex.Array, chex.Array]:
+    """lc0's ``MaybeSetBounds`` for one node of one tree: its (lower, upper) from its
+    children's bounds (an edge without an evaluated child: (-1, +1)), and its M if that
+    proves it.
+
+    The side to move at ``node`` gets the best of its children: lower = max of their
+    lower bounds, upper = max of their upper bounds (children's bounds are already from
+    its perspective); the node's own bounds are those negated and swapped. M: 1 + the
+    shortest proven win, else 1 + the longest of the children with the proven value.
+    """
+    edges = node_edges(tree, node)
+    safe = jnp.maximum(edges.child, 0)
+    has = (edges.child >= 0) & (tree.visits[safe] > 0)  # allocated nodes hold stale bounds
+    c_lo = jnp.where(has, tree.lower[safe], -1)
+    c_hi = jnp.where(has, tree.upper[safe], 1)
+    c_m = tree.plies[safe].astype(jnp.int32)
+    lo = jnp.max(jnp.where(edges.valid, c_lo, -1))
+    hi = jnp.max(jnp.where(edges.valid, c_hi, -1))
+    proven = edges.valid & has & (c_lo == c_hi)
+    win_m = jnp.min(jnp.where(proven & (c_lo == 1), c_m, 2**15 - 2))
+    other_m = jnp.max(jnp.where(proven & (c_lo == lo), c_m, 0))
+    m = jnp.where(lo == 1, win_m, other_m) + 1
+    return (-hi).astype(jnp.int8), (-lo).astype(jnp.int8), m.astype(jnp.int16)
+
+
+def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
+    """Re-bound the nodes from ``start`` (scalar, -1: none) up to the root of one tree.
+
+    A node that becomes proven takes its exact value for all its visits (lc0's
+    ``MakeTerminal``), and the change is added to its ancestors (lc0's
+    ``AdjustForTerminal``), so their Q stays the mean of their subtrees' values."""
+
+    def body(c):
+        cur, cwl, cd, lower, upper, plies, wl_sum, d_sum = c
+        wl_sum = wl_sum.at[cur].add(cwl)
+        d_sum = d_sum.at[cur].add(cd)
+        view = tree.replace(lower=lower, upper=upper, plies=plies)
+        lo, hi, m = child_bounds(view, cur)
+        newly = (lo == hi) & (lower[cur] != upper[cur])
+        visits = tree.visits[cur].astype(jnp.float32)
+        value_wl, value_d = proven_value(lo)
+        dwl = jnp.where(newly, value_wl * visits - wl_sum[cur], 0.0)
+        dd = jnp.where(newly, value_d * visits - d_sum[cur], 0.0)
+        wl_sum = wl_sum.at[cur].add(dwl)
+        d_sum = d_sum.at[cur].add(dd)
+        lower = lower.at[cur].set(lo)
+        upper = upper.at[cur].set(hi)
+        plies = plies.at[cur].set(jnp.where(lo == hi, m, plies[cur]))
+        return tree.parent[cur], -(cwl + dwl), cd + dd, lower, upper, plies, wl_sum, d_sum
+
+    zero = jnp.float32(0.0)
+    init = (start, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum, tree.d_sum)
+    _, _, _, lower, upper, plies, wl_sum, d_sum = jax.lax.while_loop(
+        lambda c: c[0] >= 0, body, init)
+    return tree.replace(lower=lower, upper=upper, plies=plies, wl_sum=wl_sum, d_sum=d_sum)
+
+
+def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
+    """Certainty propagation after a step: re-bound every path from ``start`` [B, L]
+    (the parents of the step's new game ends; -1: none) to the root, one row at a time
+    (so a node changed by one row is read by the next)."""
+
+    def per_tree(t: Tree, rows: chex.Array) -> Tree:
+        return jax.lax.fori_loop(0, rows.shape[0],
+                                 lambda i, tt: _propagate_one(tt, rows[i]), t)
+
+    return jax.vmap(per_tree)(tree, start)
+
+
 def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
            prepared: Prepared, outputs: LeafOutputs) -> tuple[Tree, EvalCache | None]:
     """Write the new leaves, back every simulation of the step up, update the cache.
@@ -350,9 +428,11 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
         edges=tree.edges.replace(child=child))
 
     # the new nodes
+    lower, upper = status_bounds(prepared.status)
     tree = write_nodes(
         tree, jnp.where(kept, leaves.node, num_nodes), position=prepared.child,
         key=prepared.key, repetitions=prepared.repetitions, status=prepared.status,
+        lower=lower, upper=upper, plies=0,
         num_legal=prepared.num_legal, edge_start=jnp.where(has_edges, start, 0),
         raw_wdl=jnp.where(ongoing[..., None], wdl, jnp.nan), visits=0, wl_sum=0.0, d_sum=0.0)
     slots = start[..., None] + jnp.arange(K)  # [B, L, K]
@@ -366,13 +446,16 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
 
     # values: the network's (or the cache's) for a new ongoing leaf, the result of a
     # terminal one, the stored result of a terminal node visited again
-    new_wl, new_d = terminal_value(prepared.status)
-    old_wl, old_d = terminal_value(tree.status[b, jnp.maximum(leaves.node, 0)])
+    new_wl, new_d = proven_value(lower)
+    old_wl, old_d = proven_value(tree.lower[b, jnp.maximum(leaves.node, 0)])
     wl = jnp.where(term, old_wl, jnp.where(ongoing, wdl[..., 2] - wdl[..., 0], new_wl))
     d = jnp.where(term, old_d, jnp.where(ongoing, wdl[..., 1], new_d))
     backed = kept | term
     walk_from = jnp.where(backed | overflow, leaves.node, -1)
     tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d)
+    ended = kept & (prepared.status != GameStatus.ONGOING) & params.certainty[:, None]
+    tree = jax.lax.cond(ended.any(), propagate_bounds, lambda t, _: t, tree,
+                        jnp.where(ended, tree.parent[b, jnp.maximum(leaves.node, 0)], -1))
 
     depth = jnp.where(backed, leaves.depth + 1, 0)  # lc0: the root is depth 1
     stats = tree.stats

@@ -19,6 +19,14 @@ player who made the move into the node, so a child's Q seen by its parent's side
 to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``). ``visits``
 counts completed visits (lc0's N); ``in_flight`` the visits gathered but not yet
 backed up (lc0's n_in_flight).
+
+Certainty propagation (lc0's bounds, ``MaybeSetBounds``): ``lower``/``upper`` bound a
+node's game-theoretic value from the same mover-into-node perspective (-1 loss, 0
+draw, +1 win). A game end has ``lower == upper`` (its result); any other node starts
+at (-1, +1) and is tightened by ``step`` from its children's bounds when certainty
+propagation is on. A node with ``lower == upper`` is **proven**: below the root it is
+treated as terminal (visits back up its exact value), and ``plies`` is lc0's M of it
+(plies to the game's end along the best play; 0 for a game end).
 """
 
 from __future__ import annotations
@@ -79,6 +87,9 @@ class Tree:
     key: chex.Array  # uint32 [B, N, 2] position_hash (repetition identity)
     repetitions: chex.Array  # int8, earlier occurrences in game + path (capped at 2)
     status: chex.Array  # int8 GameStatus
+    lower: chex.Array  # int8 value lower bound (-1, 0, +1), mover-into-node perspective
+    upper: chex.Array  # int8 value upper bound
+    plies: chex.Array  # int16 plies to the game's end of a proven node (lc0 M)
     num_legal: chex.Array  # int16 legal moves (edges owned only by ongoing nodes)
     edge_start: chex.Array  # int32 first pool entry of the node's edges
     # statistics, [B, N]
@@ -158,6 +169,9 @@ def empty_tree(batch_size: int, num_nodes: int,
         key=full((b, n, 2), 0, jnp.uint32),
         repetitions=full((b, n), 0, jnp.int8),
         status=full((b, n), GameStatus.ONGOING, jnp.int8),
+        lower=full((b, n), -1, jnp.int8),
+        upper=full((b, n), 1, jnp.int8),
+        plies=full((b, n), 0, jnp.int16),
         num_legal=full((b, n), 0, jnp.int16),
         edge_start=full((b, n), 0, jnp.int32),
         visits=full((b, n), 0, jnp.int32),
@@ -245,12 +259,23 @@ def bytes_per_node(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
     return size(3) - size(2)
 
 
-def is_terminal(status: chex.Array, num_legal: chex.Array, is_root: chex.Array) -> chex.Array:
-    """A node ends the game in-search. At the root only mate/stalemate count (as in lc0)."""
-    return jnp.where(is_root, num_legal == 0, status != GameStatus.ONGOING)
+def is_terminal(lower: chex.Array, upper: chex.Array, num_legal: chex.Array,
+                is_root: chex.Array) -> chex.Array:
+    """A descent stops at the node: a game end or a proven node below the root; at the
+    root only mate/stalemate (as in lc0)."""
+    return jnp.where(is_root, num_legal == 0, lower == upper)
 
 
-def terminal_value(status: chex.Array) -> tuple[chex.Array, chex.Array]:
-    """(W-L, D) of a terminal node from the perspective of the player who moved into it."""
+def status_bounds(status: chex.Array) -> tuple[chex.Array, chex.Array]:
+    """(lower, upper) of a new node: its result for a game end, (-1, +1) otherwise."""
+    ongoing = status == GameStatus.ONGOING
     mate = status == GameStatus.CHECKMATE
-    return jnp.where(mate, 1.0, 0.0), jnp.where(mate, 0.0, 1.0)
+    value = jnp.where(mate, 1, 0)
+    return (jnp.where(ongoing, -1, value).astype(jnp.int8),
+            jnp.where(ongoing, 1, value).astype(jnp.int8))
+
+
+def proven_value(lower: chex.Array) -> tuple[chex.Array, chex.Array]:
+    """(W-L, D) of a proven node (``lower == upper``), mover-into-node perspective."""
+    wl = lower.astype(jnp.float32)
+    return wl, 1.0 - jnp.abs(wl)

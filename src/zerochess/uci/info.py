@@ -17,8 +17,8 @@ import chess
 import numpy as np
 
 from zerochess.search.config import SearchConfig
+from zerochess.search.scores import centipawns, mate_in_moves, wdl_permille
 from zerochess.uci.driver import EngineView
-from zerochess.uci.scores import centipawns, mate_in_moves, wdl_permille
 
 
 @dataclasses.dataclass

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from zerochess.uci.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
+from zerochess.search.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
 
 
 class OptionError(ValueError):
@@ -214,7 +214,7 @@ _PENDING_CONFIG_FIELDS = {
     "MovesLeftConstantFactor": "moves_left_constant_factor",
     "MovesLeftScaledFactor": "moves_left_scaled_factor",
     "MovesLeftQuadraticFactor": "moves_left_quadratic_factor",
-    "StickyEndgames": "sticky_endgames",
+    "StickyEndgames": "certainty_propagation",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
 }

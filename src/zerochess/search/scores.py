@@ -1,9 +1,8 @@
 """Search values to UCI scores as lc0 prints them: centipawns, mate distances, WDL per mille.
 
 Pure functions of a move's W-L (``wl``), draw probability ``d`` and ``q`` (= wl + draw
-score * d), all from the side to move at the root. Planned to move to
-``zerochess.search.scores`` (SEARCH_API.md) once the core owns them; the engine only
-calls the names exported here.
+score * d), all from the side to move at the root. The one copy of these conversions:
+``SearchResult``, ``zerochess analyse`` and the UCI engine all call them.
 
 lc0's ``ScoreType`` values (``search/classic/search.cc`` SendUciInfo; the default is
 ``WDL_mu``) and one older formula:
@@ -25,6 +24,7 @@ lc0 stores the score in an ``int``: the float is truncated toward zero, not roun
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 SCORE_TYPES = ("centipawn", "centipawn_with_drawscore", "centipawn_2019", "centipawn_2018",
                "centipawn_v021", "win_percentage", "Q", "W-L", "WDL_mu")
@@ -120,5 +120,29 @@ def mate_in_moves(plies: float, wl: float) -> int:
     return moves if wl > 0 else -moves
 
 
-__all__ = ["DEFAULT_SCORE_TYPE", "SCORE_TYPES", "centipawns", "mate_in_moves", "round_half_away",
-           "wdl_mu", "wdl_permille"]
+def q_to_cp(q: float, formula: str = "centipawn_v021") -> int:
+    """Centipawns from Q alone (no WDL): ``formula`` is one of ``SCORE_TYPES`` that needs
+    no WDL (default ``centipawn_v021``, the older ``111.714640912 * tan(1.5620688421 *
+    Q)``; lc0's current default ``WDL_mu`` needs W/D/L: use ``centipawns``)."""
+    if formula == "WDL_mu":
+        raise ValueError("WDL_mu needs the W/D/L: use centipawns(wl, d, q)")
+    return centipawns(q, 0.0, q, formula)
+
+
+class Score(NamedTuple):
+    """A move's score as lc0 prints it: ``mate`` (moves, negative when being mated) for a
+    proven win/loss, else ``cp``; ``wdl`` per mille (W, D, L)."""
+
+    cp: int | None
+    mate: int | None
+    wdl: tuple[int, int, int]
+
+    def as_dict(self) -> dict[str, int]:
+        return {"mate": self.mate} if self.mate is not None else {"cp": self.cp}
+
+    def __str__(self) -> str:
+        return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
+
+
+__all__ = ["DEFAULT_SCORE_TYPE", "SCORE_TYPES", "Score", "centipawns", "mate_in_moves",
+           "q_to_cp", "round_half_away", "wdl_mu", "wdl_permille"]

@@ -1,0 +1,257 @@
+"""Certainty propagation (lc0's bounds): the device search against the plain-Python
+reference with bounds (``gather_reference``), node by node; proven results and mate
+scores against python-chess brute force; lc0's best-move order for proven moves.
+
+Puzzle positions: Lichess puzzle database (CC0), the position after the first move of
+each puzzle's ``Moves``."""
+
+from __future__ import annotations
+
+import functools
+
+import chess
+import numpy as np
+import pytest
+
+from zerochess.chess.encoding import encode_board
+from zerochess.chess.expander import Expander
+from zerochess.chess.policy_map import index_to_move, move_to_index
+from zerochess.neural import load_model
+from zerochess.neural.toy import linear_model
+from zerochess.search.api import Searcher, tree_key
+from zerochess.search.config import SearchConfig
+from zerochess.search.selection import contempt_uniform
+
+from gather_reference import ReferenceSearch, walk
+
+MATE_IN_1 = [  # Lichess puzzles 000rZ, 001KR, 002Q2, 002vV
+    "2kr1b1r/p1p2pp1/2pqN3/7p/6n1/2NPB3/PPP2PPP/R2Q1RK1 b - - 0 13",
+    "6k1/p1p3pp/4N3/1p6/2q1r1n1/2B5/PP4PP/3R1R1K w - - 0 29",
+    "7k/p4R1p/3p3B/2pN1n2/2PbB1b1/3P2P1/P3r3/5R1K b - - 0 28",
+    "8/6k1/1R5p/5p1P/5P1K/6P1/8/r7 b - - 3 58",
+]
+MATE_IN_2 = [  # Lichess puzzles 008aL, 00Cfq, 00EXM, 00EXP
+    "7k/6p1/1r5p/P4p2/3Rp3/4P3/5PPP/6K1 b - - 0 39",
+    "6k1/ppR2pp1/4p1p1/4P1N1/3r2P1/1P4K1/P3r3/8 w - - 6 31",
+    "r1n3k1/3R1ppp/2p5/5P2/8/1P2r3/P7/5RK1 w - - 0 34",
+    "2n3k1/p4ppp/2p1p3/P1NrP3/1N1r4/8/5PPP/1R1R2K1 b - - 0 29",
+]
+SMALL = [  # few legal moves: the toy network's searches prove results here
+    "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
+    "8/8/8/8/8/5k2/7q/5K2 w - - 0 1",
+    "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1",
+    "k7/8/1K6/8/8/8/8/7R w - - 0 1",
+    "6k1/5ppp/8/8/8/8/q4PPP/1r2R1K1 b - - 0 1",
+]
+MODEL = linear_model(seed=3)
+
+
+# --- python-chess brute force -----------------------------------------------------------
+
+
+def forces_mate(board: chess.Board, moves: int) -> bool:
+    """The side to move mates within ``moves`` of its moves against any defence."""
+    if moves <= 0:
+        return False
+    for move in list(board.legal_moves):
+        board.push(move)
+        try:
+            if board.is_checkmate() or (moves > 1 and is_mated_within(board, moves - 1)):
+                return True
+        finally:
+            board.pop()
+    return False
+
+
+def is_mated_within(board: chess.Board, moves: int) -> bool:
+    """Every move of the side to move lets the opponent mate within ``moves``."""
+    if board.is_checkmate():
+        return True
+    if board.is_game_over(claim_draw=False):
+        return False
+    for move in list(board.legal_moves):
+        board.push(move)
+        try:
+            if not forces_mate(board, moves):
+                return False
+        finally:
+            board.pop()
+    return True
+
+
+# --- device tree by move path -----------------------------------------------------------
+
+
+def _device_nodes(state, b: int, board: chess.Board) -> dict[tuple[str, ...], tuple]:
+    """(visits, lower, upper, plies) of tree ``b``'s evaluated nodes by move path."""
+    tree = state.tree
+    arr = {name: np.asarray(getattr(tree, name)) for name in
+           ("visits", "lower", "upper", "plies", "num_legal", "edge_start", "status")}
+    move, child = np.asarray(tree.edges.move), np.asarray(tree.edges.child)
+    out = {}
+    stack = [((), 0, board)]
+    while stack:
+        path, node, pos = stack.pop()
+        if arr["visits"][b, node] == 0:
+            continue
+        lo, hi = int(arr["lower"][b, node]), int(arr["upper"][b, node])
+        out[path] = (int(arr["visits"][b, node]), lo, hi,
+                     int(arr["plies"][b, node]) if lo == hi else None)
+        if arr["status"][b, node] != 0:
+            continue
+        start = arr["edge_start"][b, node]
+        for slot in range(arr["num_legal"][b, node]):
+            c = child[b, start + slot]
+            if c >= 0:
+                m = index_to_move(pos, int(move[b, start + slot]))
+                after = pos.copy(stack=False)
+                after.push(m)
+                stack.append(((*path, m.uci()), int(c), after))
+    return out
+
+
+def _evaluate(board: chess.Board, temperature: float):
+    out = MODEL(np.asarray(encode_board(board))[None])
+    logits = np.asarray(out.policy_logits[0], np.float64)
+    moves = list(board.legal_moves)
+    legal_logits = np.array([logits[move_to_index(board, m)] for m in moves])
+    z = (legal_logits - legal_logits.max()) / temperature
+    priors = np.exp(z) / np.exp(z).sum()
+    w = np.asarray(out.wdl_logits[0], np.float64)
+    return moves, priors, np.exp(w - w.max()) / np.exp(w - w.max()).sum()
+
+
+def _reference(board, cfg, leaves, seed, index) -> ReferenceSearch:
+    key = tree_key(seed, index)
+    return ReferenceSearch(board, cfg, _evaluate,
+                           lambda draw, depth: float(contempt_uniform(key, draw, depth)),
+                           leaves)
+
+
+@functools.cache
+def _toy_searcher(leaves: int) -> Searcher:
+    return Searcher(MODEL, max_nodes=400, leaves_per_step=leaves, expander=Expander(0),
+                    groups=1, shards=1)
+
+
+@pytest.mark.parametrize("leaves,certainty", [(1, True), (4, True), (1, False)],
+                         ids=["L1", "L4", "L1-off"])
+def test_bounds_equal_reference(leaves, certainty):
+    """Visits, bounds and M of every node equal the plain-Python reference with bounds."""
+    sims = 160
+    boards = [chess.Board(f) for f in SMALL + MATE_IN_1[:2]]
+    cfg = SearchConfig(certainty_propagation=certainty)
+    searcher = _toy_searcher(leaves)
+    batch = searcher.run(searcher.init(boards, cfg, seed=3), sims)
+    proven_inner = 0
+    for i, board in enumerate(boards):
+        ref = _reference(board, cfg, leaves, 3, i)
+        ref.run(sims)
+        want = {path: (n.n, n.lower, n.upper, n.m if n.proven() else None)
+                for path, n in walk(ref.root).items() if n.n > 0}
+        got = _device_nodes(batch.state, i, board)
+        assert got == want, (i, board.fen(), sorted(set(got.items()) ^ set(want.items()))[:6])
+        proven_inner += sum(1 for n in walk(ref.root).values()
+                            if n.n > 0 and n.proven() and n.terminal is None)
+    if certainty:
+        assert proven_inner > 0, "no position proved a non-terminal node: the test is idle"
+    else:
+        assert proven_inner == 0
+
+
+def _check_proofs(board: chess.Board, nodes: dict) -> int:
+    """Every proven win/loss in the tree is one by python-chess brute force (within its
+    M); returns how many non-terminal nodes were checked."""
+    checked = 0
+    for path, (_, lo, hi, plies) in nodes.items():
+        if lo != hi or lo == 0 or not path or plies == 0 or plies > 3:
+            continue
+        pos = board.copy(stack=False)
+        for uci in path:
+            pos.push_uci(uci)
+        if lo == 1:  # the mover into the node wins: the side to move is mated
+            assert is_mated_within(pos, (plies + 1) // 2), (board.fen(), path, plies)
+        else:
+            assert forces_mate(pos, (plies + 1) // 2), (board.fen(), path, plies)
+        checked += 1
+    return checked
+
+
+@functools.cache
+def _builtin_searcher() -> Searcher:
+    return Searcher(load_model("builtin"), max_nodes=1200, leaves_per_step=1,
+                    expander=Expander(0), groups=1, shards=1)
+
+
+def test_mates_are_proven_and_scored_as_python_chess():
+    """Mate-in-1 and mate-in-2 puzzles with the built-in evaluator: the best move is a
+    proven win whose ``mate N`` is the shortest forced mate by brute force, and every
+    proof in the tree holds."""
+    boards = [chess.Board(f) for f in MATE_IN_1 + MATE_IN_2]
+    searcher = _builtin_searcher()
+    batch = searcher.run(searcher.init(boards, SearchConfig(), seed=0), 800)
+    results = searcher.results(batch)
+    proven_mates, checked = 0, 0
+    for i, (board, res) in enumerate(zip(boards, results, strict=True)):
+        checked += _check_proofs(board, _device_nodes(batch.state, i, board))
+        mate = res.mate()
+        if mate is None:
+            continue
+        proven_mates += 1
+        assert mate > 0 and res.score().mate == mate and res.score().cp is None
+        assert res.wdl_permille() == (1000, 0, 0)
+        shortest = next(k for k in range(1, 4) if forces_mate(board.copy(), k))
+        assert mate == shortest, (board.fen(), res.best_move, mate, shortest)
+        after = board.copy()
+        after.push(res.best_move)
+        assert after.is_checkmate() or is_mated_within(after, mate - 1)
+    assert proven_mates >= 6, f"only {proven_mates} of {len(boards)} mates proven"
+    assert checked > 0
+
+
+def test_lost_position_scores_negative_mate():
+    """After a mate-in-2 key move the defender loses to mate in 1 whatever it plays:
+    every move is a proven loss, the score is ``mate -1``."""
+    board = chess.Board(MATE_IN_2[0])
+    board.push_uci("b6b1")  # the puzzle's solution: Rb1+, Rd1 Rxd1#
+    assert is_mated_within(board.copy(), 1)
+    res = _builtin_searcher().search([board], SearchConfig(), num_simulations=200)[0]
+    assert all(res.proven(i) == -1 for i in range(len(res.moves)))
+    assert res.mate() == -1 and res.score().as_dict() == {"mate": -1}
+    assert list(res.bound) == [-1] * len(res.moves) and set(res.mate_plies) == {1}
+    assert res.wdl_permille() == (0, 0, 1000)
+    assert res.root_bounds == (-1, -1)
+
+
+def test_certainty_off_proves_nothing_but_game_ends():
+    board = chess.Board(MATE_IN_2[1])
+    res = _builtin_searcher().search(
+        [board], SearchConfig(certainty_propagation=False), num_simulations=400)[0]
+    assert res.root_bounds == (-1, 1)
+    for i in range(len(res.moves)):
+        after = board.copy()
+        after.push(res.moves[i])
+        if res.proven(i) is not None:
+            assert after.is_game_over(claim_draw=False)
+
+
+def test_best_move_prefers_shortest_proven_win_over_visits():
+    """lc0's GetBestChildNoTemperature: a proven win beats any unproven move however
+    many visits it has; among wins the shortest; losses last."""
+    from zerochess.search.results import SearchResult
+
+    board = chess.Board()
+    moves = list(board.legal_moves)[:4]
+    res = SearchResult(
+        board=board, moves=moves, visits=np.array([500, 20, 30, 100]),
+        q=np.array([0.1, 1.0, 1.0, -1.0], np.float32),
+        wl=np.array([0.1, 1.0, 1.0, -1.0], np.float32), d=np.zeros(4, np.float32),
+        prior=np.full(4, 0.25, np.float32), policy=np.full(4, 0.25, np.float32),
+        pvs=[[] for _ in moves], best_index=0, root_visits=651, root_q=0.0,
+        root_wdl=np.array([0.4, 0.3, 0.3]), raw_wdl=np.array([0.4, 0.3, 0.3]), nodes_used=0,
+        dropped_simulations=0, mates=np.zeros(4, bool),
+        bounds=np.array([[-1, 1], [1, 1], [1, 1], [-1, -1]], np.int8),
+        plies=np.array([0, 4, 2, 6]))
+    assert list(res.order()) == [2, 1, 0, 3]
+    assert list(res.bound) == [2, 1, 1, -1] and list(res.mate_plies) == [0, 4, 2, 6]
+    assert res.mate(2) == 2 and res.mate(1) == 3 and res.mate(3) == -4
