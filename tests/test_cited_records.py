@@ -47,9 +47,11 @@ def test_every_cited_record_is_committed() -> None:
     for doc in _documents():
         for path in cited_records(doc.read_text(encoding="utf-8")):
             if tracked is None:
-                ok = (REPO / path).exists()
+                full = REPO / path
+                ok = full.exists() or any(full.parent.glob(full.name + ".*"))
             else:
-                ok = path in tracked or any(t.startswith(path + "/") for t in tracked)
+                ok = path in tracked or any(t.startswith((path + "/", path + "."))
+                                            for t in tracked)  # a folder, or NAME.{json,log}
             if not ok:
                 missing.append(f"{doc.relative_to(REPO)} cites {path}")
     assert not missing, missing
