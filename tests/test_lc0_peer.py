@@ -20,6 +20,8 @@ import pytest
 from zerochess.bench import lc0_peer
 from zerochess.errors import UserError
 
+from lc0_reference import lc0_or_unavailable, reference_unavailable
+
 # position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6; go nodes 50
 ITALIAN_LINES = [
     "info string e1f1  (101 ) N:       0 (+ 0) (P:  0.07%) (WL:  -.-----) (D: -.---) "
@@ -118,8 +120,9 @@ def test_main_without_lc0_gives_install_hint(monkeypatch):
 def test_quick_run_end_to_end(tmp_path, capsys, request: pytest.FixtureRequest):
     if "slow" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("end-to-end run (~2-3 min on 2 cores): select it with -m slow")
+    lc0_or_unavailable()
     if lc0_peer.find_lc0() is None or lc0_peer.find_maia() is None:
-        pytest.skip(f"lc0 or Maia missing: {lc0_peer.INSTALL_HINT}")
+        reference_unavailable(f"lc0 or Maia missing: {lc0_peer.INSTALL_HINT}")
     out = tmp_path / "lc0_peer.json"
     assert lc0_peer.main(argparse.Namespace(quick=True, json=str(out))) == 0
     lines = capsys.readouterr().out.strip().splitlines()
@@ -131,3 +134,54 @@ def test_quick_run_end_to_end(tmp_path, capsys, request: pytest.FixtureRequest):
     assert 0.0 <= agreement["share"] <= 1.0 and agreement["kl_mean"] >= 0.0
     # same net, same visits, same PUCT: most best moves must agree even at --quick visits
     assert agreement["share"] >= 0.75, agreement
+
+
+def test_lc0_configurations_cover_threads_and_processes():
+    names = [c.name for c in lc0_peer.lc0_configurations(2)]
+    assert names == ["1 process, Threads=1", "1 process, Threads=2", "2 processes x Threads=1"]
+    assert [c.name for c in lc0_peer.lc0_configurations(1)] == ["1 process, Threads=1"]
+    assert len(lc0_peer.lc0_configurations(4)) == 5
+
+
+def test_measure_lc0_splits_positions_and_takes_the_busiest_process(monkeypatch):
+    """Each process gets an interleaved share; nodes add up; the time is the busiest
+    process's summed search time (they run at the same time)."""
+    started: list[FakeEngine] = []
+
+    class FakeEngine:
+        def __init__(self, path, weights, threads):
+            self.threads, self.seen = threads, []
+            self.info = lc0_peer.Lc0Info(path, "fake", "eigen", threads, threads)
+            self.closed = False
+            started.append(self)
+
+        def search(self, board, nodes):
+            self.seen.append(board)
+            return lc0_peer.Lc0Search(best_move=next(iter(board.legal_moves)), visits={},
+                                      proven={}, nodes=nodes + 2,
+                                      time_s=0.5 if len(started) and self is started[0]
+                                      else 0.25, wall_s=1.0)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(lc0_peer, "Lc0Engine", FakeEngine)
+    boards = [_board(m) for m in ("e2e4", "d2d4", "c2c4", "g1f3", "b1c3")]
+    sp = lc0_peer.measure_lc0("lc0", "w.pb.gz", boards, 10, lc0_peer.Lc0Config(2, 1))
+    assert [len(e.seen) for e in started] == [3, 2] and all(e.closed for e in started)
+    assert started[0].seen == boards[0::2] and started[1].seen == boards[1::2]
+    assert sp.nodes == 5 * 12 and sp.search_time_s == pytest.approx(1.5)  # 3 x 0.5
+    assert sp.nodes_per_s == pytest.approx(60 / 1.5) and sp.search_threads == [1, 1]
+    assert sp.as_dict()["name"] == "2 processes x Threads=1"
+
+
+@pytest.mark.lc0
+def test_measure_lc0_with_the_real_program(maia):
+    boards = [_board(m) for m in ("e2e4 e7e5", "d2d4 d7d5", "c2c4", "g1f3 g8f6")]
+    lc0_path, weights = lc0_peer.find_lc0(), lc0_peer.find_maia()
+    for config in (lc0_peer.Lc0Config(1, 2), lc0_peer.Lc0Config(2, 1)):
+        sp = lc0_peer.measure_lc0(lc0_path, weights, boards, 16, config)
+        assert sp.nodes >= 4 * 16 and sp.search_time_s > 0 and sp.wall_s > 0
+        assert len(sp.search_threads) == config.processes
+        # lc0's log says how many search threads it started
+        assert all(t == config.threads for t in sp.search_threads), sp.search_threads

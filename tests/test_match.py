@@ -123,10 +123,18 @@ def test_repo_match_configs_load():
 
 # --- external engines ---------------------------------------------------------------------
 
-@pytest.mark.skipif(find_stockfish() is not None, reason="stockfish is installed")
-def test_missing_stockfish_is_a_clear_error():
+def test_missing_stockfish_is_a_clear_error(monkeypatch, tmp_path):
+    from zerochess.games import players
+
+    monkeypatch.setattr(players, "find_stockfish", lambda: None)  # as on a bare machine
     with pytest.raises(ConfigError, match="stockfish not found"):
         resolve_command(EngineSpec(kind="stockfish", nodes=100))
+    with pytest.raises(ConfigError, match="stockfish not found"):
+        resolve_command(EngineSpec(kind="stockfish", nodes=100,
+                                   command=str(tmp_path / "stockfish")))
+    if find_stockfish() is not None:  # the real one is found when installed
+        assert resolve_command(EngineSpec(kind="stockfish", command=find_stockfish(),
+                                          nodes=100)) == [find_stockfish()]
 
 
 def test_missing_lc0_weights_is_a_clear_error(tmp_path):
@@ -167,8 +175,20 @@ def test_config_vs_config_match(tmp_path):
     r = report.result
     assert r.games == 4 and r.wins + r.draws + r.losses == 4
     assert report.as_white.games == 2 and report.as_black.games == 2
+    # the tallies against the PGN's own results, recounted from player1's side
+    from zerochess.games.records import read_pgn_games
+
+    tally = [0, 0, 0]
+    for game in read_pgn_games(tmp_path / "m" / "games.pgn"):
+        result = game.headers["Result"]
+        p1_white = game.headers["White"] == "sc5"
+        won = result == ("1-0" if p1_white else "0-1")
+        lost = result == ("0-1" if p1_white else "1-0")
+        tally[0 if won else 2 if lost else 1] += 1
+    assert tally == [r.wins, r.draws, r.losses]
     saved = yaml.safe_load((tmp_path / "m" / "match.json").read_text())
     assert saved["wins"] == r.wins and saved["player1"] == "sc5"
+    assert (saved["score_low"], saved["score_high"]) == pytest.approx(r.score_interval())
     assert "LOS" in (tmp_path / "m" / "summary.md").read_text()
     assert "sc5 vs puct" in report.text()
 

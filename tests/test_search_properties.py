@@ -182,6 +182,7 @@ MATES_IN_ONE = [  # (FEN, the mating move, checked against python-chess below)
     ("k7/8/1K6/8/8/8/8/7R w - - 0 1", "h1h8"),
     ("6k1/5ppp/8/8/8/8/1Q3PPP/6K1 w - - 0 1", "b2b8"),
 ]
+PRIOR_AGAINST_MATE = "f3f7"  # the evaluator's policy prefers Bxf7+ to the mate Qxf7#
 
 
 def _gives_mate(board: chess.Board, move: chess.Move) -> bool:
@@ -190,17 +191,26 @@ def _gives_mate(board: chess.Board, move: chess.Move) -> bool:
     return after.is_checkmate()
 
 
-def test_mate_in_one_found_with_64_visits_on_builtin():
+def test_mate_in_one_wins_the_visits_on_builtin():
+    """The search, not the best-move tie-break (a visited mate ranks first), finds the
+    mate: its Q is exactly +1 (the terminal value backed up) and it holds more than twice
+    the visits of any other move after 64 simulations, also where the prior prefers
+    another move."""
     s = Searcher(load_model("builtin"), max_nodes=65)
     boards = [chess.Board(fen) for fen, _ in MATES_IN_ONE]
     for (_, uci), board in zip(MATES_IN_ONE, boards, strict=True):
         mates = [m.uci() for m in board.legal_moves if _gives_mate(board, m)]
         assert mates == [uci]
-    for board, res in zip(boards, s.search(boards, SearchConfig(), 64), strict=True):
-        after = board.copy()
-        after.push(res.best_move)
-        assert after.is_checkmate(), (board.fen(), res.best_move)
-        assert res.mates[res.best_index]
+    for (fen, uci), res in zip(MATES_IN_ONE, s.search(boards, SearchConfig(), 64),
+                               strict=True):
+        i = [m.uci() for m in res.moves].index(uci)
+        others = np.delete(res.visits, i)
+        assert res.q[i] == 1.0, (fen, res.q[i])
+        assert res.visits[i] > 2 * others.max(), (fen, res.visits[i], others.max())
+        assert res.best_move.uci() == uci and res.mates[i]
+        if uci == PRIOR_AGAINST_MATE:  # the prior alone would not pick the mate
+            assert res.policy[i] < res.policy.max(), (fen, res.policy[i], res.policy.max())
+            assert res.visits[i] >= 0.75 * res.visits.sum()
 
 
 def _count_compiles(fn) -> int:

@@ -29,9 +29,7 @@ from zerochess.games import (
     run_selfplay,
 )
 from zerochess.games.openings import book_line, write_polyglot_book
-from zerochess.games.players import get_model, get_searcher
 from zerochess.games.records import read_pgn_games
-from zerochess.search import SearchConfig
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -309,9 +307,8 @@ def test_resume_refuses_another_config(tmp_path):
 
 
 def test_batch_independence_with_per_tree_seeds(tmp_path):
-    """With per-tree search seeds, a game does not depend on its batch neighbours."""
-    searcher = get_searcher(get_model("builtin"), 17)
-    searcher.init([chess.Board()] * 8, SearchConfig(), seed=list(range(8)))
+    """With per-tree search seeds, a game does not depend on its batch neighbours: games
+    0-5 are the same whether 6 or 9 games share the 8 slots (other games, other slots)."""
     cfg = tiny_config(games=6, openings={"type": "startpos"})
     a = run_selfplay(cfg, tmp_path / "a", progress=False)
     b = run_selfplay(dataclasses.replace(cfg, games=9), tmp_path / "b", progress=False)
@@ -366,6 +363,18 @@ def test_cli_selfplay(tmp_path, capsys):
     assert len(list(read_pgn_games(tmp_path / "o" / "games.pgn"))) == 2
     assert "2 games" in capsys.readouterr().out
     assert yaml.safe_load((tmp_path / "o" / "config.yaml").read_text())["seed"] == 5
+    # the folder's run was made by another commit: resuming needs --force, and is recorded
+    versions = tmp_path / "o" / "versions.yaml"
+    old = yaml.safe_load(versions.read_text())
+    versions.write_text(yaml.safe_dump(dict(old, git_commit="f" * 40)))
+    argv = ["selfplay", "--config", str(cfg), "--out", str(tmp_path / "o"), "--seed", "5",
+            "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "other versions" in err and "git_commit" in err and "--force" in err
+    assert main([*argv, "--force"]) == 0
+    forced = yaml.safe_load(versions.read_text())["forced_resumes"]
+    assert forced[0]["differences"]["git_commit"] == ["f" * 40, old["git_commit"]]
 
 
 @pytest.mark.parametrize("body, message", [

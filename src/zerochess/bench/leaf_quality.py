@@ -13,7 +13,6 @@ off, a fresh tree per position.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -22,8 +21,8 @@ from typing import Any
 import chess
 import numpy as np
 
-from zerochess.bench import lc0_peer
-from zerochess.bench.throughput import machine_info
+from zerochess.bench import lc0_peer, record
+from zerochess.bench.record import machine_info
 from zerochess.errors import UserError
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
@@ -115,11 +114,12 @@ def main(args: Any) -> int:
                         f"them with: {lc0_peer.INSTALL_HINT}")
     grid = (TINY if getattr(args, "tiny", False) else QUICK if getattr(args, "quick", False)
             else FULL)
+    head = record.header("leaf_quality", [maia], getattr(args, "note", None))
+    record.print_header(head)
     start = time.perf_counter()
     res = run_quality(load_model(maia), lc0_path, maia, grid["positions"], grid["visits"],
                       leaves=grid.get("leaves", LEAVES), log=lambda line: print(line, flush=True))
     res["total_s"] = time.perf_counter() - start
     if getattr(args, "json", None):
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2, default=float)
+        record.write(args.json, head, res)  # machine, versions, commit, model hashes
     return 0

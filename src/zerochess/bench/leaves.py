@@ -16,7 +16,6 @@ limit of the search's throughput. ``--tiny`` shrinks either grid to a smoke test
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -27,7 +26,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.bench.throughput import bench_positions, fill, machine_info
+from zerochess.bench import record
+from zerochess.bench.record import machine_info
+from zerochess.bench.throughput import bench_positions, fill
 from zerochess.chess import encoding
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
@@ -129,6 +130,9 @@ def run_gpu_grid(grid: dict[str, Any], log: Any = print) -> dict[str, Any]:
 def main(args: Any) -> int:
     """``zerochess bench --leaves`` / ``--gpu-grid`` [``--quick``] [``--tiny``] [``--json``]."""
     tiny = bool(getattr(args, "tiny", False))
+    head = record.header("gpu_grid" if getattr(args, "gpu_grid", False) else "leaves", (),
+                         getattr(args, "note", None))
+    record.print_header(head)
     if getattr(args, "gpu_grid", False):
         res = run_gpu_grid(GPU_TINY if tiny else GPU, log=lambda s: print(s, flush=True))
     else:
@@ -137,6 +141,5 @@ def main(args: Any) -> int:
     res["tree_memory_gib_b1024_n10001"] = tree_memory_gb(1024, 10_001)
     print(f"tree memory at B=1024, N=10,001: {res['tree_memory_gib_b1024_n10001']:.2f} GiB")
     if getattr(args, "json", None):
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2, default=float)
+        record.write(args.json, head, res)  # machine, versions, commit, model hashes
     return 0

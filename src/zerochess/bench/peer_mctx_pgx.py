@@ -25,16 +25,21 @@ side to move, castling rights, number of legal moves). Plain FEN strings use
 ``from_fen`` (no history).
 
 ``run_peer`` jits root evaluation + search as one function, compiles it once
-(reported as ``compile_s``) and then times steady-state calls.
+(reported as ``compile_s``) and then times steady-state calls; with ``shards`` > 1 the
+batch is split into equal shards searched by parallel threads (the peer's best layout on
+a multi-core CPU, as for zerochess), and the process's CPU utilisation during the timed
+call is reported so a reader can see how many cores each layout kept busy.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import resource
 import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import chess
@@ -337,19 +342,33 @@ def tree_bytes_per_node(num_actions: int = NUM_ACTIONS,
     return {"tree": tree_b, "embedding": emb_b, "total": tree_b + emb_b}
 
 
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_peer(boards_or_fens: Sequence[chess.Board | str], batch: int, sims: int,
-             blocks: int, filters: int, seed: int = 0, repeats: int = 1) -> dict[str, Any]:
+             blocks: int, filters: int, seed: int = 0, repeats: int = 1,
+             shards: int = 1) -> dict[str, Any]:
     """Time mctx gumbel MuZero + pgx chess on ``batch`` positions (``boards_or_fens``
     cycled to fill the batch) for ``sims`` simulations each.
 
+    ``shards`` > 1 splits the batch into equal shards searched at the same time by
+    parallel threads (one compiled program), the layout zerochess itself uses on a
+    multi-core CPU: XLA:CPU runs these small networks and mctx's tree updates on about
+    one core per call, so one call cannot use a second core.
+
     Returns a dict: ``sims_per_s`` (steady state, root evaluation included),
     ``search_s`` (best of ``repeats`` steady-state calls), ``compile_s`` (first call),
-    ``convert_s`` (python-chess -> pgx states), ``batch``, ``sims``, ``net``,
-    ``bytes_per_node`` (dense tree + pgx state per node) and ``tree_gb`` (the tree of
-    the whole batch, embeddings included).
+    ``convert_s`` (python-chess -> pgx states), ``cpu_utilisation`` (process CPU seconds
+    per wall second during the best timed call: ~1 = one core busy), ``shards``,
+    ``batch``, ``sims``, ``net``, ``bytes_per_node`` (dense tree + pgx state per node) and
+    ``tree_gb`` (the tree of the whole batch, embeddings included).
     """
     if batch < 1 or sims < 1:
         raise ValueError(f"batch and sims must be >= 1, got {batch}, {sims}")
+    if shards < 1 or batch % shards:
+        raise ValueError(f"shards must be >= 1 and divide the batch {batch}, got {shards}")
     items = list(boards_or_fens)
     if not items:
         raise ValueError("no positions")
@@ -365,31 +384,43 @@ def run_peer(boards_or_fens: Sequence[chess.Board | str], batch: int, sims: int,
         base = states_from_fens(fens)
     index = jnp.asarray([i % len(unique) for i in range(len(rows))])
     states = jax.tree.map(lambda x: x[index], base)
-    jax.block_until_ready(states)
+    size = batch // shards
+    parts = [jax.tree.map(lambda x, i=i: x[i * size:(i + 1) * size], states)
+             for i in range(shards)]
+    jax.block_until_ready(parts)
     convert_s = time.perf_counter() - t0
 
     module, params = make_peer_net(blocks, filters, seed)
     search = make_search(module, sims)
     key = jax.random.PRNGKey(seed)
     t0 = time.perf_counter()
-    action, _ = search(params, key, states)
+    action, _ = search(params, key, parts[0])  # compiles the shard shape
     jax.block_until_ready(action)
     compile_s = time.perf_counter() - t0
 
-    times = []
-    for r in range(max(1, repeats)):
-        k = jax.random.fold_in(key, r + 1)
-        t0 = time.perf_counter()
-        action, _ = search(params, k, states)
-        jax.block_until_ready(action)
-        times.append(time.perf_counter() - t0)
-    best = min(times)
+    def one(part: int, r: int) -> jax.Array:
+        k = jax.random.fold_in(jax.random.fold_in(key, r + 1), part)
+        out, _ = search(params, k, parts[part])
+        return jax.block_until_ready(out)
+
+    times, cpus = [], []
+    actions: list[jax.Array] = []
+    with ThreadPoolExecutor(shards) as pool:
+        for r in range(max(1, repeats)):
+            cpu0, t0 = _cpu_seconds(), time.perf_counter()
+            actions = list(pool.map(lambda i, r=r: one(i, r), range(shards)))
+            times.append(time.perf_counter() - t0)
+            cpus.append(_cpu_seconds() - cpu0)
+    best = int(np.argmin(times))
+    action = np.concatenate([np.asarray(a) for a in actions])
     per_node = tree_bytes_per_node()
     return {
-        "batch": batch, "sims": sims, "net": f"se-resnet {blocks}x{filters}",
-        "sims_per_s": batch * sims / best, "search_s": best, "compile_s": compile_s,
-        "convert_s": convert_s, "bytes_per_node": per_node,
+        "batch": batch, "sims": sims, "shards": shards, "net": f"se-resnet {blocks}x{filters}",
+        "sims_per_s": batch * sims / times[best], "search_s": times[best],
+        "compile_s": compile_s, "convert_s": convert_s,
+        "cpu_utilisation": cpus[best] / times[best],
+        "bytes_per_node": per_node,
         "tree_gb": per_node["total"] * batch * (sims + 1) / 1e9,
         "actions_legal": bool(np.all(np.take_along_axis(
-            np.asarray(states.legal_action_mask), np.asarray(action)[:, None], 1))),
+            np.asarray(states.legal_action_mask), action[:, None], 1))),
     }

@@ -22,7 +22,6 @@ otherwise) and the last line printed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import sys
@@ -32,8 +31,8 @@ from typing import Any
 
 import chess
 
-from zerochess.bench import lc0_peer
-from zerochess.bench.throughput import machine_info
+from zerochess.bench import lc0_peer, record
+from zerochess.bench.record import machine_info
 from zerochess.errors import UserError
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
@@ -167,6 +166,8 @@ def main(args: Any) -> int:
                         f"install them with: {lc0_peer.INSTALL_HINT}")
     grid = (TINY if getattr(args, "tiny", False) else QUICK if getattr(args, "quick", False)
             else FULL)
+    head = record.header("vs_lc0_single", [maia], getattr(args, "note", None))
+    record.print_header(head)
     print(f"zerochess vs lc0, one position at a time, Maia-1900 ({maia})", flush=True)
     start = time.perf_counter()
     res = run_single(load_model(maia), lc0_path, maia, grid,
@@ -174,8 +175,7 @@ def main(args: Any) -> int:
     res["total_s"] = time.perf_counter() - start
     res["quick"] = bool(getattr(args, "quick", False))
     if getattr(args, "json", None):
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2, default=float)
+        record.write(args.json, head, res)  # machine, versions, commit, model hashes
     print(f"total time {res['total_s']:.0f}s", file=sys.stderr)
     print(RATIO_PREFIX + f"{res['ratio']:.2f}", flush=True)
     return 0

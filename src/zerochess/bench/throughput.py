@@ -1,34 +1,38 @@
-"""``zerochess bench``: simulations/s of zerochess vs mctx + pgx chess, tree size, host cost.
+"""``zerochess bench``: simulations/s of zerochess against mctx + pgx chess, as a curve.
 
 What it measures (all on one fixed, seeded set of middlegame positions from random
-games, cycled to fill each batch):
+games, cycled to fill each batch), labelled with the jax backend (CPU with its core
+count, or the GPU):
 
 - **ours**: ``zerochess.Searcher(model, max_nodes=S + 1)`` (default ``Expander``:
-  worker processes when the machine has more than one core) for every batch size
-  B and simulation count S of the grid, with the built-in evaluator and with an
-  SE-ResNet. Per point: compile time (the first ``init`` + a 1-simulation ``run``,
-  dominated by XLA compilation), then one timed ``init`` (host root preparation +
-  root evaluation) and one timed ``run(S)``; simulations/s are reported including
-  and excluding init.
-- **peer**: ``mctx.gumbel_muzero_policy`` on pgx chess (dense 4672 actions) with
-  an SE-ResNet of the same body (:mod:`zerochess.bench.peer_mctx_pgx`), on the same
-  positions, at the ratio point (B=256, S=64 by default); the ratio is ours
-  (SE-ResNet, init included) / peer (root evaluation included).
-- tree bytes per node (ours vs mctx's dense tree at 4672 actions), peak RSS, and
-  the host boundary cost per leaf: ``zerochess.chess.rules.expand_batch`` on a
-  batch of leaves vs raw python-chess (``Board(fen)`` + ``push`` +
-  ``list(legal_moves)`` + ``is_game_over()``) per leaf.
+  worker processes when the machine has more than one core; default shards) for every
+  batch size B and simulation count S of the grid, with the built-in evaluator and with
+  an SE-ResNet. Per point: compile time (the first ``init`` + a 1-simulation ``run``,
+  dominated by XLA compilation), then one timed ``init`` (host root preparation + root
+  evaluation) and one timed ``run(S)``; simulations/s including and excluding init.
+- **the curve against the peer**: at one batch size (B=256) and every S of the curve
+  (16, 32, 64, 128, 256; ``--quick``: 16, 64), ours with the SE-ResNet and
+  ``mctx.gumbel_muzero_policy`` on pgx chess (dense 4672 actions) with an SE-ResNet of
+  the same body (:mod:`zerochess.bench.peer_mctx_pgx`), on the same positions. The peer
+  runs in each layout it can use here, one call for the whole batch and (on a
+  multi-core CPU) the batch split over parallel threads as zerochess does, with the
+  process's CPU utilisation recorded; its best layout counts. The ratio at each S is
+  ours (init included) / the peer's best (root evaluation included). The peer's cost
+  per simulation grows with the tree, so the ratio is a curve, not a number:
+  ``min_ratio_vs_mctx_pgx`` is its smallest value, ``ratio_vs_mctx_pgx`` (the last line
+  printed) its value at B=256, S=64.
+- tree bytes per node (ours vs mctx's dense tree at 4672 actions), peak RSS, and the
+  host boundary cost per leaf against plain python-chess
+  (:mod:`zerochess.bench.host_boundary`).
 
-``--quick``: B=256, S=64 only, the SE-ResNet only (no built-in evaluator row), a
-2x32 SE-ResNet on both sides; the last line printed is ``ratio_vs_mctx_pgx: X``.
+``--quick``: B=256, S in {16, 64}, the SE-ResNet only (no built-in evaluator row), a
+2x32 SE-ResNet on both sides. ``--json FILE`` writes every figure with the record header
+of :mod:`zerochess.bench.record` (machine, versions, backend, git commit).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import platform
 import random
 import resource
 import sys
@@ -42,51 +46,26 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from zerochess.bench import peer_mctx_pgx
-from zerochess.chess import state as chess_state
+from zerochess.bench import host_boundary, peer_mctx_pgx, record
 from zerochess.chess.expander import Expander
-from zerochess.chess.policy_map import move_to_index
-from zerochess.chess.rules import expand_batch
 from zerochess.neural import load_model
 from zerochess.search import Searcher, bytes_per_node
 
 DEFAULT_BATCHES = (1, 64, 256, 1024)
 DEFAULT_SIMS = (64, 256, 800)
-RATIO_POINT = (256, 64)
+CURVE_BATCH = 256
+CURVE_SIMS = (16, 32, 64, 128, 256)
+QUICK_CURVE_SIMS = (16, 64)
+RATIO_SIMS = 64
 FULL_NET = (6, 64)
 QUICK_NET = (2, 32)
 NUM_POSITIONS = 32
 RATIO_PREFIX = "ratio_vs_mctx_pgx: "
+MIN_RATIO_PREFIX = "min_ratio_vs_mctx_pgx: "
+PEER_MEMORY_SHARE = 0.7  # skip a peer point whose dense tree needs more of the free memory
 
 
-# --- machine and positions ----------------------------------------------------------------
-
-
-def machine_info() -> dict[str, Any]:
-    """CPU model, core counts, python / jax versions, jax backend and devices."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        usable = os.cpu_count() or 1
-    return {
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "usable_cores": usable,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "jax": jax.__version__,
-        "jax_backend": jax.default_backend(),
-        "jax_devices": [f"{d.platform}:{d.device_kind}" for d in jax.devices()],
-    }
+# --- positions ----------------------------------------------------------------------------
 
 
 def bench_positions(count: int = NUM_POSITIONS, seed: int = 0, min_plies: int = 20,
@@ -187,8 +166,9 @@ def _block(batch: Any) -> None:
 
 
 def run_ours(model: Any, boards: Sequence[chess.Board], batch: int, sims: int,
-             expander: Any = None, seed: int = 0) -> OursPoint:
-    """Time ``Searcher(model, max_nodes=sims + 1)`` on ``boards`` cycled to ``batch`` rows.
+             expander: Any = None, seed: int = 0, shards: int | None = None) -> OursPoint:
+    """Time ``Searcher(model, max_nodes=sims + 1, shards=shards)`` on ``boards`` cycled to
+    ``batch`` rows (``shards`` None: the Searcher's default).
 
     A first ``init`` + 1-simulation ``run`` compiles (``compile_s``); then one ``init``
     and one ``run(sims)`` are timed separately, blocking on the device each time.
@@ -196,7 +176,7 @@ def run_ours(model: Any, boards: Sequence[chess.Board], batch: int, sims: int,
     if batch < 1 or sims < 1:
         raise ValueError(f"batch and sims must be >= 1, got {batch}, {sims}")
     rows = fill(boards, batch)
-    searcher = Searcher(model, max_nodes=sims + 1, expander=expander)
+    searcher = Searcher(model, max_nodes=sims + 1, expander=expander, shards=shards)
     t0 = time.perf_counter()
     warm = searcher.init(rows, seed=seed)
     warm = searcher.run(warm, 1)
@@ -215,62 +195,44 @@ def run_ours(model: Any, boards: Sequence[chess.Board], batch: int, sims: int,
     return OursPoint(model.name, batch, sims, compile_s, t1 - t0, t2 - t1, dropped)
 
 
-# --- host boundary ----------------------------------------------------------------------
+# --- the peer curve -----------------------------------------------------------------------
 
 
-def host_boundary(boards: Sequence[chess.Board], leaves: int = 1024, seed: int = 0,
-                  repeats: int = 3) -> dict[str, float]:
-    """Per-leaf cost of ``rules.expand_batch`` vs raw python-chess (best of ``repeats``).
-
-    Leaves are ``boards`` (cycled) each with a seeded random legal move. Raw
-    python-chess per leaf: ``Board(fen)``, ``push``, ``list(legal_moves)``,
-    ``is_game_over()``. Also times the default ``Expander`` (worker processes).
-    """
-    rng = random.Random(seed)
-    rows = fill(boards, leaves)
-    moves = [rng.choice(list(b.legal_moves)) for b in rows]
-    fens = [b.fen() for b in rows]
-    parent = chess_state.stack([chess_state.from_board(b) for b in rows])
-    index = np.array([move_to_index(b, m) for b, m in zip(rows, moves, strict=True)],
-                     np.int16)
-
-    def best(fn: Any) -> float:
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return min(times) / leaves
-
-    def raw() -> None:
-        for fen, move in zip(fens, moves, strict=True):
-            board = chess.Board(fen)
-            board.push(move)
-            list(board.legal_moves)
-            board.is_game_over()
-
-    ours = best(lambda: expand_batch(parent, index))
-    python_chess = best(raw)
-    with Expander() as pool:
-        pool(parent, index)  # start-up / first exchange
-        pooled = best(lambda: pool(parent, index))
-        workers = pool.num_workers
-    return {
-        "leaves": leaves,
-        "expand_batch_us_per_leaf": ours * 1e6,
-        "python_chess_us_per_leaf": python_chess * 1e6,
-        "ratio": ours / python_chess,
-        "expander_workers": workers,
-        "expander_wall_us_per_leaf": pooled * 1e6,
-    }
+def peer_layouts() -> list[int]:
+    """Shard counts the peer is tried with: 1, and on a multi-core CPU the same
+    ``min(cores, 4)`` threads zerochess uses for networks."""
+    cores = record.usable_cores()
+    if jax.default_backend() == "cpu" and cores > 1:
+        return [1, min(cores, 4)]
+    return [1]
 
 
-# --- the run ----------------------------------------------------------------------------
-
-
-def ratio_line(ratio: float | None) -> str:
-    """The final line: ``ratio_vs_mctx_pgx: X`` (2 decimals, ``n/a`` if not measured)."""
-    return RATIO_PREFIX + ("n/a" if ratio is None else f"{ratio:.2f}")
+def peer_point(boards: Sequence[chess.Board], batch: int, sims: int, net: tuple[int, int],
+               log: Any = print) -> dict[str, Any]:
+    """The peer at (batch, sims) in every layout of :func:`peer_layouts`; ``best`` is the
+    fastest. A layout whose dense tree would not fit in memory is skipped with a reason."""
+    per_node = peer_mctx_pgx.tree_bytes_per_node()["total"]
+    need_gb = per_node * batch * (sims + 1) / 2**30
+    tried: list[dict[str, Any]] = []
+    for shards in peer_layouts():
+        if batch % shards:
+            continue
+        avail = _available_gb()
+        if avail is not None and need_gb > PEER_MEMORY_SHARE * avail:
+            tried.append({"shards": shards, "skipped": f"its dense tree needs {need_gb:.1f} "
+                          f"GiB, {avail:.1f} GiB available"})
+            log(f"peer mctx+pgx B={batch} S={sims} shards={shards}: skipped "
+                f"({tried[-1]['skipped']})")
+            continue
+        res = peer_mctx_pgx.run_peer(boards, batch, sims, *net, shards=shards)
+        tried.append(res)
+        log(f"peer mctx+pgx B={batch} S={sims} shards={shards} {res['net']}: compile "
+            f"{res['compile_s']:.1f}s search {res['search_s']:.2f}s "
+            f"{res['sims_per_s']:.0f} sims/s, CPU utilisation {res['cpu_utilisation']:.2f} "
+            f"cores")
+    measured = [t for t in tried if "sims_per_s" in t]
+    best = max(measured, key=lambda t: t["sims_per_s"]) if measured else None
+    return {"batch": batch, "sims": sims, "layouts": tried, "best": best}
 
 
 def _available_gb() -> float | None:
@@ -284,47 +246,56 @@ def _available_gb() -> float | None:
     return None
 
 
+# --- the run ------------------------------------------------------------------------------
+
+
+def ratio_line(ratio: float | None, prefix: str = RATIO_PREFIX) -> str:
+    """``ratio_vs_mctx_pgx: X`` (2 decimals, ``n/a`` if not measured)."""
+    return prefix + ("n/a" if ratio is None else f"{ratio:.2f}")
+
+
 def run_bench(batches: Sequence[int], sims: Sequence[int], net: tuple[int, int],
-              ratio_point: tuple[int, int], builtin: bool = True, peer: bool = True,
-              num_positions: int = NUM_POSITIONS, host_leaves: int = 1024,
+              curve_batch: int, curve_sims: Sequence[int], builtin: bool = True,
+              peer: bool = True, num_positions: int = NUM_POSITIONS, host_leaves: int = 1024,
               expander: Any = None, log: Any = print) -> dict[str, Any]:
     """Everything ``zerochess bench`` measures, as a JSON-able dict.
 
     Args:
       batches, sims: the grid for our search.
       net: (blocks, filters) of the SE-ResNet used on both sides.
-      ratio_point: (B, S) of the comparison with mctx + pgx (measured for ours too,
-        if it is not on the grid).
+      curve_batch, curve_sims: the batch size and simulation counts of the curve against
+        mctx + pgx (ours is measured there too where it is not on the grid).
       builtin: also run the grid with the built-in evaluator.
-      peer: run the mctx + pgx peer (else the ratio is None).
+      peer: run the mctx + pgx peer (else the ratios are None).
       num_positions: distinct positions (cycled to fill each batch).
       host_leaves: leaves in the host boundary measurement (0 = skip).
       expander: a shared ``Expander`` (default: one ``Expander()`` for the whole run).
       log: progress printer.
     """
-
     boards = bench_positions(num_positions)
     own_expander = expander is None
     expander = Expander() if own_expander else expander
     blocks, filters = net
     net_spec = f"resnet:{blocks}x{filters}"
     specs = (["builtin"] if builtin else []) + [net_spec]
+    label = record.backend_label()
     out: dict[str, Any] = {
-        "machine": machine_info(),
+        "backend": label,
         "positions": {"count": len(boards), "fens": [b.fen() for b in boards]},
         "net": {"blocks": blocks, "filters": filters, "spec": net_spec},
         "expander_workers": expander.num_workers,
         "ours": [],
     }
+    curve_points = [(curve_batch, s) for s in curve_sims]
     try:
         for spec in specs:
             model = load_model(spec)
             points = [(b, s) for b in batches for s in sims]
-            if spec == net_spec and ratio_point not in points:
-                points.append(ratio_point)
+            if spec == net_spec:
+                points += [p for p in curve_points if p not in points]
             for b, s in points:
                 point = run_ours(model, boards, b, s, expander)
-                out["ours"].append(point.as_dict())
+                out["ours"].append({**point.as_dict(), "spec": spec, "backend": label})
                 log(f"ours {spec:>12} B={b:<5} S={s:<4} compile {point.compile_s:6.1f}s  "
                     f"init {point.init_s:6.2f}s  run {point.run_s:7.2f}s  "
                     f"{point.sims_per_s:9.0f} sims/s ({point.sims_per_s_run:.0f} excl. init)")
@@ -345,40 +316,37 @@ def run_bench(batches: Sequence[int], sims: Sequence[int], net: tuple[int, int],
         f"{mctx_node['tree']} B (+ {mctx_node['embedding']} B pgx state embedding)")
 
     if host_leaves:
-        hb = host_boundary(boards, host_leaves)
+        hb = host_boundary.measure(boards, host_leaves)
         out["host_boundary"] = hb
-        log(f"host boundary per leaf: expand_batch {hb['expand_batch_us_per_leaf']:.1f} us vs "
-            f"raw python-chess {hb['python_chess_us_per_leaf']:.1f} us -> ratio "
-            f"{hb['ratio']:.2f} (Expander with {hb['expander_workers']} workers: "
-            f"{hb['expander_wall_us_per_leaf']:.1f} us/leaf wall)")
+        log(host_boundary.describe(hb))
 
-    out["peer"] = None
-    out["ratio"] = None
+    out["curve"] = []
     if peer:
-        b, s = ratio_point
-        need_gb = mctx_node["total"] * b * (s + 1) / 2**30
-        avail = _available_gb()
-        if avail is not None and need_gb > 0.7 * avail:
-            log(f"peer skipped: its tree needs {need_gb:.1f} GiB, {avail:.1f} GiB available")
-        else:
-            res = peer_mctx_pgx.run_peer(boards, b, s, blocks, filters)
-            out["peer"] = res
-            ours = next(p for p in out["ours"] if p["model"].startswith(net_spec + ":")
-                        and (p["batch"], p["sims"]) == ratio_point)
-            out["ratio"] = ours["sims_per_s"] / res["sims_per_s"]
-            out["ratio_excl_init"] = ours["sims_per_s_excl_init"] / res["sims_per_s"]
-            log(f"peer mctx+pgx B={b} S={s} {res['net']}: compile {res['compile_s']:.1f}s "
-                f"search {res['search_s']:.2f}s {res['sims_per_s']:.0f} sims/s "
-                f"(positions converted in {res['convert_s']:.1f}s)")
+        for b, s in curve_points:
+            ours = next(p for p in out["ours"] if p["spec"] == net_spec
+                        and (p["batch"], p["sims"]) == (b, s))
+            theirs = peer_point(boards, b, s, net, log)
+            best = theirs["best"]
+            out["curve"].append({
+                "batch": b, "sims": s, "backend": label, "ours": ours, "peer": theirs,
+                "ratio": ours["sims_per_s"] / best["sims_per_s"] if best else None,
+                "ratio_excl_init": (ours["sims_per_s_excl_init"] / best["sims_per_s"]
+                                    if best else None)})
+    ratios = [c["ratio"] for c in out["curve"] if c["ratio"] is not None]
+    ratio_sims = RATIO_SIMS if RATIO_SIMS in curve_sims else max(curve_sims)
+    at = next((c for c in out["curve"] if c["sims"] == ratio_sims), None)
+    out["ratio_point"] = {"batch": curve_batch, "sims": ratio_sims}
+    out["ratio_vs_mctx_pgx"] = at["ratio"] if at else None
+    out["min_ratio_vs_mctx_pgx"] = min(ratios) if ratios else None
     out["peak_rss_mb"] = peak_rss_mb()
-    out["ratio_point"] = {"batch": ratio_point[0], "sims": ratio_point[1]}
     return out
 
 
 def print_report(res: dict[str, Any], net_note: str) -> None:
-    """The rich table of the grid and the summary figures (ends with the ratio line)."""
+    """The grid, the curve against mctx + pgx, the summary figures; the last two lines
+    are ``min_ratio_vs_mctx_pgx: X`` and ``ratio_vs_mctx_pgx: X``."""
     console = Console(highlight=False, width=max(Console().width, 110))
-    table = Table(title="zerochess search throughput (simulations/s)")
+    table = Table(title=f"zerochess search throughput (simulations/s), {res['backend']}")
     for col in ("model", "B", "S", "compile s", "init s", "run s", "sims/s", "sims/s excl init",
                 "dropped"):
         table.add_column(col, justify="left" if col == "model" else "right")
@@ -396,17 +364,31 @@ def print_report(res: dict[str, Any], net_note: str) -> None:
           + (", ".join(f"{x:.0f} MB" for x in res["expander_worker_peak_rss_mb"]) or "none"))
     hb = res.get("host_boundary")
     if hb:
-        print(f"host boundary: {hb['expand_batch_us_per_leaf']:.1f} us/leaf (expand_batch) vs "
-              f"{hb['python_chess_us_per_leaf']:.1f} us/leaf (python-chess) = "
-              f"{hb['ratio']:.2f}x (target <= 1.5x)")
-    rb, rs = res["ratio_point"]["batch"], res["ratio_point"]["sims"]
+        print(host_boundary.describe(hb) + " (target <= 1.5x)")
     print(net_note)
-    if res["peer"]:
-        ours = res["peer"]["sims_per_s"] * res["ratio"]
-        print(f"B={rb} S={rs}: ours {ours:.0f} sims/s vs mctx+pgx "
-              f"{res['peer']['sims_per_s']:.0f} sims/s (init excluded: "
-              f"{res['ratio_excl_init']:.2f}x) (target >= 4x)")
-    print(ratio_line(res["ratio"]))
+    if res["curve"]:
+        curve = Table(title=f"zerochess vs mctx+pgx, {res['backend']}, B={res['curve'][0]['batch']}"
+                      " (simulations/s; peer per layout: shards x CPU utilisation)")
+        for col in ("S", "ours", "ours excl init", "peer layouts", "peer best", "ratio",
+                    "ratio excl init"):
+            curve.add_column(col, justify="right")
+        for c in res["curve"]:
+            layouts = "; ".join(
+                f"{t['shards']}x: {t['sims_per_s']:.0f} ({t['cpu_utilisation']:.1f} cores)"
+                if "sims_per_s" in t else f"{t['shards']}x: skipped"
+                for t in c["peer"]["layouts"])
+            best = c["peer"]["best"]
+            curve.add_row(str(c["sims"]), f"{c['ours']['sims_per_s']:.0f}",
+                          f"{c['ours']['sims_per_s_excl_init']:.0f}", layouts,
+                          f"{best['sims_per_s']:.0f} ({best['shards']}x)" if best else "-",
+                          f"{c['ratio']:.2f}" if c["ratio"] else "n/a",
+                          f"{c['ratio_excl_init']:.2f}" if c["ratio_excl_init"] else "n/a")
+        console.print(curve)
+        for c in res["curve"]:
+            if c["ratio"] is not None and c["sims"] != res["ratio_point"]["sims"]:
+                print(f"ratio_vs_mctx_pgx_at_S{c['sims']}: {c['ratio']:.2f}")
+    print(ratio_line(res["min_ratio_vs_mctx_pgx"], MIN_RATIO_PREFIX))
+    print(ratio_line(res["ratio_vs_mctx_pgx"]))
 
 
 def _grid_arg(values: Sequence[int] | None, default: Sequence[int]) -> list[int]:
@@ -417,42 +399,37 @@ def _grid_arg(values: Sequence[int] | None, default: Sequence[int]) -> list[int]
 
 
 def main(args: Any) -> int:
-    """``zerochess bench`` against mctx + pgx (args: quick, batch, sims, json).
+    """``zerochess bench`` against mctx + pgx (args: quick, batch, sims, json, note).
 
     Raises:
       UserError: pgx is not installed (one line saying how to install it).
     """
     peer_mctx_pgx.require_pgx()
     quick = bool(getattr(args, "quick", False))
+    user_sims = getattr(args, "sims", None)
     if quick:
-        batches = _grid_arg(getattr(args, "batch", None), [RATIO_POINT[0]])
-        sims = _grid_arg(getattr(args, "sims", None), [RATIO_POINT[1]])
+        batches = _grid_arg(getattr(args, "batch", None), [CURVE_BATCH])
+        sims = _grid_arg(user_sims, QUICK_CURVE_SIMS)
         net = QUICK_NET
     else:
         batches = _grid_arg(getattr(args, "batch", None), DEFAULT_BATCHES)
-        sims = _grid_arg(getattr(args, "sims", None), DEFAULT_SIMS)
+        sims = _grid_arg(user_sims, DEFAULT_SIMS)
         net = FULL_NET
-    ratio_point = RATIO_POINT if (RATIO_POINT[0] in batches and RATIO_POINT[1] in sims) \
-        else (batches[0], sims[0])
-
-    info = machine_info()
-    print(f"machine: {info['cpu']}, {info['usable_cores']} usable cores "
-          f"(cpu_count {info['cpu_count']}); jax {info['jax']} backend {info['jax_backend']} "
-          f"devices {', '.join(info['jax_devices'])}")
-    note = (f"net body for the ratio: SE-ResNet {net[0]}x{net[1]} (SE ratio 4, ReLU) on both "
-            f"sides{' (--quick: tiny net)' if quick else ''}; ratio at B={ratio_point[0]}, "
-            f"S={ratio_point[1]}, ours including init / mctx gumbel_muzero_policy + pgx "
-            "including root evaluation")
-    models = f"resnet:{net[0]}x{net[1]}" if quick else f"builtin, resnet:{net[0]}x{net[1]}"
-    print(f"grid: B in {batches} x S in {sims}; models: {models}"
-          + (" (--quick skips the built-in evaluator to stay within 3 minutes)" if quick else ""))
-    t0 = time.perf_counter()
-    res = run_bench(batches, sims, net, ratio_point, builtin=not quick)
-    res["total_s"] = time.perf_counter() - t0
+    curve_batch = CURVE_BATCH if CURVE_BATCH in batches else batches[0]
+    curve_sims = sims if (quick or user_sims) else list(CURVE_SIMS)
+    models = [f"resnet:{net[0]}x{net[1]}"] + ([] if quick else ["builtin"])
+    head = record.header("mctx_pgx", models, getattr(args, "note", None))
+    record.print_header(head)
+    note = (f"net body: SE-ResNet {net[0]}x{net[1]} (SE ratio 4, ReLU) on both sides"
+            f"{' (--quick: tiny net)' if quick else ''}; curve at B={curve_batch}, S in "
+            f"{list(curve_sims)}; ours including init / mctx gumbel_muzero_policy + pgx "
+            "including root evaluation, the peer in its fastest layout")
+    print(f"grid: B in {batches} x S in {sims}; models: {', '.join(models)}"
+          + (" (--quick skips the built-in evaluator)" if quick else ""), flush=True)
+    res = run_bench(batches, sims, net, curve_batch, curve_sims, builtin=not quick)
     res["quick"] = quick
     if getattr(args, "json", None):
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=2, default=float)
-    print(f"total time {res['total_s']:.0f}s")
+        record.write(args.json, head, {"bench": "mctx_pgx", **res})
+    print(f"total time {record.finish(head)['wall_s']:.0f}s", file=sys.stderr)
     print_report(res, note)
     return 0

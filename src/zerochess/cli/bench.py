@@ -1,6 +1,6 @@
-"""``zerochess bench [--quick] [--vs-lc0 | --analysis] [--batch B...] [--sims S...]
-[--json FILE]``: search throughput against mctx + pgx, lc0, or (``--analysis``) the
-analysis engine against lc0; the code is in ``zerochess.bench``."""
+"""``zerochess bench [--quick] [--vs-lc0 | --analysis | --layouts] [--batch B...]
+[--sims S...] [--json FILE] [--note TEXT]``: search throughput against mctx + pgx, lc0, or
+(``--analysis``) the analysis engine against lc0; the code is in ``zerochess.bench``."""
 
 from __future__ import annotations
 
@@ -10,14 +10,20 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
     p.add_argument("--quick", action="store_true",
-                   help="a small size (mctx+pgx: B=256, S=64; --analysis: 128 positions)")
+                   help="a small size (mctx+pgx: B=256, S in {16, 64}; --analysis: 128 "
+                   "positions)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--vs-lc0", action="store_true", help="compare with lc0 on Maia-1900")
+    mode.add_argument("--vs-lc0", action="store_true",
+                      help="compare with lc0 on Maia-1900 (every lc0 thread/process layout)")
     mode.add_argument("--analysis", action="store_true",
                       help="the analysis engine vs lc0 over UCI: positions/s and latency")
+    mode.add_argument("--layouts", action="store_true",
+                      help="one process's throughput by shards x expander workers")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
+                   "(machine, versions, backend, git commit, model hashes)")
+    p.add_argument("--note", help="free text stored in the record (e.g. 'shared machine')")
     # multi-leaf search (zerochess.bench.single / leaf_quality / leaves)
     p.add_argument("--single", action="store_true",
                    help="with --vs-lc0: one position at a time, best L vs lc0's best config")

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         print(est.text())
         return 0
     out = experiment.execute(args.scale, args.out, checked_seed(args.seed), args.config,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, force=args.force)
     print((out / "summary.md").read_text())
     print(f"results: {out}")
     return 0

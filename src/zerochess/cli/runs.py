@@ -17,6 +17,8 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, seed_help: str
                    "is resumed")
     p.add_argument("--seed", type=int, help=seed_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true", help="resume a folder whose run had other "
+                   "versions (code commit, packages, model file); recorded in versions.yaml")
     p.set_defaults(interrupted=INTERRUPTED)
 
 

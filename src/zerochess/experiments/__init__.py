@@ -40,9 +40,10 @@ def get_experiment(name: str) -> Experiment:
 
 def run_experiment(name: str, scale: str = "tiny", out_dir: str | Path | None = None,
                    seed: int | None = None, config_path: str | Path | None = None,
-                   progress: bool = True) -> Path:
-    """Run experiment ``name`` at ``scale``; returns its run folder."""
-    return get_experiment(name).execute(scale, out_dir, seed, config_path, progress)
+                   progress: bool = True, force: bool = False) -> Path:
+    """Run experiment ``name`` at ``scale``; returns its run folder. ``force`` resumes a
+    folder whose run had other versions (recorded in its ``versions.yaml``)."""
+    return get_experiment(name).execute(scale, out_dir, seed, config_path, progress, force)
 
 
 __all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]

@@ -38,6 +38,11 @@ from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
 from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import game_seed
+from zerochess.games.stats import (
+    MatchResult,
+    decisive_over_draws_interval,
+    format_interval,
+)
 from zerochess.validation import as_count, as_seed, as_text
 
 if TYPE_CHECKING:
@@ -119,14 +124,15 @@ class Experiment:
 
     def execute(self, scale: str = "tiny", out_dir: str | Path | None = None,
                 seed: int | None = None, config_path: str | Path | None = None,
-                progress: bool = True) -> Path:
-        """Resolve, run and summarise the experiment; returns the run folder."""
+                progress: bool = True, force: bool = False) -> Path:
+        """Resolve, run and summarise the experiment; returns the run folder. ``force``
+        resumes a folder made under other versions (recorded in ``versions.yaml``)."""
         cfg = self.resolve(scale, config_path, seed)
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
         if "model" in cfg:  # a bad model is an error before the folder is written
             get_model(as_text(cfg["model"], "model"))
-        prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg})
+        prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg}, force=force)
         est = self.estimate(cfg, out)
         if est is not None:
             from zerochess.experiments.runtime import write_estimate
@@ -234,20 +240,57 @@ def selfplay_specs(cfg: Mapping[str, Any],
 
 
 def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """White wins / draws / black wins of self-play games, and the derived ratios."""
+    """White wins / draws / black wins of self-play games, the derived rates and ratio with
+    95% intervals (``*_low`` / ``*_high``: Wilson for the rates, the draw rate's Wilson
+    interval mapped for ``(w+l)/d``, the trinomial interval for white's score)."""
     w = sum(1 for r in rows if r["result"] == "1-0")
     l = sum(1 for r in rows if r["result"] == "0-1")
     d = sum(1 for r in rows if r["result"] == "1/2-1/2")
     n = w + d + l
+    ratio_lo, ratio_hi = decisive_over_draws_interval(d, n)
+    result = MatchResult(w, d, l)
+    rates = result.rate_intervals()
+    s_lo, s_hi = result.score_interval()
     return {
         "games": n, "wins": w, "draws": d, "losses": l,
         "decisive_over_draws": (w + l) / d if d else (math.inf if n else math.nan),
-        "draw_rate": d / n if n else math.nan,
+        "decisive_over_draws_low": ratio_lo, "decisive_over_draws_high": ratio_hi,
+        "white_win_rate": rates["win_rate"], "white_win_rate_low": rates["win_rate_low"],
+        "white_win_rate_high": rates["win_rate_high"],
+        "draw_rate": rates["draw_rate"], "draw_rate_low": rates["draw_rate_low"],
+        "draw_rate_high": rates["draw_rate_high"],
+        "black_win_rate": rates["loss_rate"], "black_win_rate_low": rates["loss_rate_low"],
+        "black_win_rate_high": rates["loss_rate_high"],
+        "white_score": result.score, "white_score_low": s_lo, "white_score_high": s_hi,
         "mean_plies": sum(int(r["plies"]) for r in rows) / n if n else math.nan,
         "move_cap": sum(1 for r in rows if r["termination"] == "move_cap"),
         "threefold": sum(1 for r in rows if r["termination"] in
                          ("threefold_repetition", "fivefold_repetition")),
     }
+
+
+def with_intervals(row: Mapping[str, Any], keys: Sequence[str], digits: int = 2
+                   ) -> dict[str, Any]:
+    """``row`` with each of ``keys`` shown as ``"value [low, high]"`` (from ``key_low`` and
+    ``key_high``), for the markdown tables of ``summary.md``."""
+    out = dict(row)
+    for k in keys:
+        out[k] = format_interval(float(row[k]), float(row[f"{k}_low"]), float(row[f"{k}_high"]),
+                                 digits)
+    return out
+
+
+def errorbar_arrays(table: Sequence[Mapping[str, Any]], key: str, cap: float | None = None
+                    ) -> tuple[list[float], list[list[float]]]:
+    """Values of ``key`` and matplotlib's asymmetric ``yerr`` from ``key_low``/``key_high``;
+    ``cap`` replaces infinite ends (drawn at the top of the axis)."""
+    def c(v: float) -> float:
+        return cap if cap is not None and math.isinf(v) else v
+
+    ys = [c(float(r[key])) for r in table]
+    lo = [max(0.0, y - c(float(r[f"{key}_low"]))) for y, r in zip(ys, table, strict=True)]
+    hi = [max(0.0, c(float(r[f"{key}_high"])) - y) for y, r in zip(ys, table, strict=True)]
+    return ys, [lo, hi]
 
 
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:

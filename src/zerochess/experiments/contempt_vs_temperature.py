@@ -23,13 +23,14 @@ from zerochess.experiments.common import (
     play,
     pyplot,
     save_figure,
+    with_intervals,
     write_csv,
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
 from zerochess.games.config import OpeningSpec, PlayerSpec, check_keys
 from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
-from zerochess.games.stats import MatchResult
+from zerochess.games.stats import MatchResult, format_interval
 
 NAME = "contempt_vs_temperature"
 PAPER = MatchResult(37, 46, 17)
@@ -75,31 +76,43 @@ def run(ctx: Context) -> str:
                   **PAPER.to_dict()})
     write_csv(ctx.out_dir / f"{NAME}.csv", table)
     plot(total, ctx.out_dir / f"{NAME}.png", sc.name, puct.name)
-    cols = ["player1", "player2", "colour", "games", "wins", "draws", "losses", "score", "elo",
-            "elo_low", "elo_high", "los"]
+    cols = ["player1", "player2", "colour", "games", "wins", "draws", "losses", "win_rate",
+            "draw_rate", "loss_rate", "score", "elo", "los"]
+    shown = []
+    for r in table:
+        row = with_intervals(r, ("win_rate", "draw_rate", "loss_rate", "score"))
+        row["elo"] = format_interval(r["elo"], r["elo_low"], r["elo_high"], 0)
+        shown.append(row)
     return (f"{sc.name} (player1) vs {puct.name} at {cfg['nodes']} nodes/move, "
             f"{total.games} games, colours alternating, move cap {cfg['max_plies'] or 'none'}"
-            " (capped games are draws). W/D/L from player1's view; Elo with a 95% interval; "
-            "LOS = likelihood of superiority.\n\n" + markdown_table(table, cols)
+            " (capped games are draws). W/D/L from player1's view, each rate with its 95% "
+            "Wilson interval, the score and Elo with their 95% intervals (trinomial model); "
+            "LOS = likelihood of superiority.\n\n" + markdown_table(shown, cols)
             + f"\nResult: {total.summary()}\n\n![SC vs PUCT]({NAME}.png)\n\n"
             f"Paper (Table 2): {PAPER.summary()} (the paper rounds to +70 Elo).\n")
 
 
 def plot(result: MatchResult, path: Any, p1: str, p2: str) -> None:
+    """W/D/L rates of this run and the paper's, with 95% Wilson intervals as error bars."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    labels = ["this run", "paper"]
-    vals = [result, PAPER]
-    n = [max(v.games, 1) for v in vals]
-    w = [v.wins / m for v, m in zip(vals, n, strict=True)]
-    d = [v.draws / m for v, m in zip(vals, n, strict=True)]
-    l = [v.losses / m for v, m in zip(vals, n, strict=True)]
-    ax.bar(labels, w, label=f"{p1} wins", color="#4c72b0")
-    ax.bar(labels, d, bottom=w, label="draws", color="#bbbbbb")
-    ax.bar(labels, l, bottom=[a + b for a, b in zip(w, d, strict=True)], label=f"{p2} wins",
-           color="#c44e52")
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    width = 0.38
+    cats = [f"{p1} wins", "draws", f"{p2} wins"]
+    for j, (label, res, colour) in enumerate((("this run", result, "#4c72b0"),
+                                              ("paper", PAPER, "#bbbbbb"))):
+        rates = res.rate_intervals()
+        keys = ("win_rate", "draw_rate", "loss_rate")
+        vals = [rates[k] for k in keys]
+        err = [[max(0.0, rates[k] - rates[f"{k}_low"]) for k in keys],
+               [max(0.0, rates[f"{k}_high"] - rates[k]) for k in keys]]
+        ax.bar([i + (j - 0.5) * width for i in range(3)], vals, width, yerr=err, capsize=3,
+               label=f"{label} (n={res.games})", color=colour, edgecolor="black")
+    ax.set_xticks(range(3), cats)
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of games")
-    ax.set_title(f"{p1} vs {p2}: Elo {result.elo:+.0f} +- {result.elo_error:.0f}")
+    lo, hi = result.elo_interval()
+    ax.set_title(f"{p1} vs {p2}: Elo {result.elo:+.0f} [{lo:+.0f}, {hi:+.0f}] (95%)",
+                 fontsize=10)
     ax.legend(fontsize=8)
     save_figure(fig, path)
 

@@ -19,6 +19,7 @@ from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
+    errorbar_arrays,
     make_player,
     markdown_table,
     pyplot,
@@ -26,10 +27,12 @@ from zerochess.experiments.common import (
     selfplay_points,
     selfplay_specs,
     wdl_counts,
+    with_intervals,
     write_csv,
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
 from zerochess.games.config import PlayerSpec
+from zerochess.games.stats import TrendTest, trend_test
 
 NAME = "contempt_wdl"
 PAPER = {1: "> 2.5", 5: "~ 1", 8: "~ 1"}
@@ -73,62 +76,79 @@ def run(ctx: Context) -> str:
     return summarize(table, cfg)
 
 
+RATE_SERIES = (("white_win_rate", "white wins", "#4c72b0", "o"),
+               ("draw_rate", "draws", "#555555", "s"),
+               ("black_win_rate", "black wins", "#c44e52", "^"))
+
+
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
+    """(w+l)/d and the W/D/L rates per N_scl (evenly spaced, in order), each with its 95%
+    interval as error bars."""
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    xs = [r["n_scl"] for r in table]
-    ratios = [r["decisive_over_draws"] for r in table]
-    finite = [x for x in ratios if not math.isnan(x) and not math.isinf(x)]
+    pos = list(range(len(table)))
+    labels = [str(r["n_scl"]) if r["n_scl"] < 10**6 else "1e6\n(PUCT)" for r in table]
+    ends = [r[k] for r in table for k in ("decisive_over_draws", "decisive_over_draws_high")]
+    finite = [x for x in ends if not math.isnan(x) and not math.isinf(x)]
     cap = max(finite + [1.0]) * 1.2
-    ax1.plot(xs, [cap if math.isinf(x) else x for x in ratios], "o-")
-    ax1.set_xscale("log")
+    ys, yerr = errorbar_arrays(table, "decisive_over_draws", cap)
+    ax1.errorbar(pos, ys, yerr=yerr, fmt="o-", capsize=3)
+    ax1.set_ylim(0, cap * 1.05)
     ax1.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax1.set_xticks(pos, labels)
     ax1.set_xlabel("N_scl")
     ax1.set_ylabel("(wins + losses) / draws")
-    ax1.set_title(f"(w+l)/d vs N_scl ({subtitle})")
-    labels = [str(x) if x < 10**6 else "1e6" for x in xs]
-    n = [max(r["games"], 1) for r in table]
-    w = [r["wins"] / m for r, m in zip(table, n, strict=True)]
-    d = [r["draws"] / m for r, m in zip(table, n, strict=True)]
-    l = [r["losses"] / m for r, m in zip(table, n, strict=True)]
-    ax2.bar(labels, w, label="white wins", color="#eeeeee", edgecolor="black")
-    ax2.bar(labels, d, bottom=w, label="draws", color="#999999", edgecolor="black")
-    ax2.bar(labels, l, bottom=[a + b for a, b in zip(w, d, strict=True)], label="black wins",
-            color="#333333", edgecolor="black")
+    ax1.set_title(f"(w+l)/d vs N_scl, 95% CI ({subtitle})", fontsize=10)
+    if any(math.isinf(r["decisive_over_draws_high"]) for r in table):
+        ax1.text(0.02, 0.97, "bars reaching the top: unbounded (few or no draws)",
+                 transform=ax1.transAxes, fontsize=7, va="top")
+    for j, (key, label, colour, marker) in enumerate(RATE_SERIES):
+        ys, yerr = errorbar_arrays(table, key)
+        ax2.errorbar([x + 0.2 * (j - 1) for x in pos], ys, yerr=yerr, fmt=marker,
+                     color=colour, capsize=3, label=label)
+    ax2.set_xticks(pos, labels)
+    ax2.set_ylim(-0.02, 1.02)
     ax2.set_xlabel("N_scl")
     ax2.set_ylabel("fraction of games")
-    ax2.set_title("W / D / L")
+    ax2.set_title("W / D / L rates, 95% Wilson intervals", fontsize=10)
     ax2.legend(fontsize=8)
     save_figure(fig, path)
 
 
-def falls_with(xs: list[float], ys: list[float]) -> float:
-    """Kendall-style concordance of ys falling as xs grow, in [-1, 1] (1: always falls)."""
-    pairs = [(a, b) for a in range(len(xs)) for b in range(a + 1, len(xs))]
-    score, count = 0, 0
-    for a, b in pairs:
-        ya, yb = ys[a], ys[b]
-        if math.isnan(ya) or math.isnan(yb) or ya == yb:
-            continue
-        count += 1
-        score += 1 if (ya > yb) == (xs[a] < xs[b]) else -1
-    return score / count if count else math.nan
+def draw_trend(table: list[dict[str, Any]]) -> TrendTest:
+    """Cochran-Armitage test of the draw rate against log10(N_scl)."""
+    return trend_test([r["draws"] for r in table], [r["games"] for r in table],
+                      [math.log10(r["n_scl"]) for r in table])
+
+
+def trend_sentence(test: TrendTest) -> str:
+    """The trend of (w+l)/d in N_scl, from the draw-rate test ((w+l)/d = 1/draw rate - 1)."""
+    if math.isnan(test.z):
+        return "Trend: not testable (no variation in the draw rate, or no games)."
+    stat = (f"Cochran-Armitage test of the draw rate against log10(N_scl): z = {test.z:+.2f}, "
+            f"two-sided p = {test.p_value:.3g}")
+    if not test.significant:
+        return (f"Trend: no trend of (w+l)/d in N_scl is significant at this scale ({stat}; "
+                "5% level).")
+    direction = "falls" if test.z > 0 else "rises"
+    return f"Trend: (w+l)/d {direction} as N_scl grows ({stat})."
 
 
 def summarize(table: list[dict[str, Any]], cfg: dict[str, Any]) -> str:
-    cols = ["n_scl", "games", "wins", "draws", "losses", "decisive_over_draws", "draw_rate",
-            "mean_plies", "move_cap"]
-    xs = [float(r["n_scl"]) for r in table]
-    ys = [r["decisive_over_draws"] for r in table]
-    tau = falls_with(xs, [min(y, 1e9) for y in ys])
-    trend = ("falls" if tau > 0.3 else "rises" if tau < -0.3 else "shows no clear trend") \
-        if not math.isnan(tau) else "cannot be judged (no draws or no games)"
+    cols = ["n_scl", "games", "wins", "draws", "losses", "decisive_over_draws",
+            "white_win_rate", "draw_rate", "black_win_rate", "white_score", "mean_plies",
+            "move_cap"]
+    shown = [with_intervals(r, ("decisive_over_draws", "white_win_rate", "draw_rate",
+                                "black_win_rate", "white_score")) for r in table]
     lines = [
         f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per N_scl, "
-        f"move cap {cfg['max_plies'] or 'none'} (capped games count as draws).", "",
-        markdown_table(table, cols),
+        f"move cap {cfg['max_plies'] or 'none'} (capped games count as draws). Every rate "
+        "with its 95% interval in brackets: Wilson for the win/draw/loss rates, the draw "
+        "rate's Wilson interval mapped through 1/p - 1 for (w+l)/d (inf: unbounded), the "
+        "trinomial normal interval for white's score.", "",
+        markdown_table(shown, cols),
         f"![W/D/L vs N_scl]({NAME}.png)", "",
-        f"Trend: (w+l)/d {trend} as N_scl grows (concordance {tau:+.2f}; +1 = always falls).",
+        trend_sentence(draw_trend(table)),
         "Paper (Fig. 2, 1000 nodes, 100 games per point, a strong lc0 net): (w+l)/d above "
         "2.5 at N_scl 1, about 1 at N_scl 5-8, falling as N_scl grows.",
     ]

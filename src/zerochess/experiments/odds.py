@@ -27,11 +27,13 @@ from zerochess.errors import ConfigError
 from zerochess.experiments.common import (
     Context,
     Experiment,
+    errorbar_arrays,
     make_player,
     markdown_table,
     play,
     pyplot,
     save_figure,
+    with_intervals,
     write_csv,
 )
 from zerochess.games.config import EngineSpec, OpeningSpec, PlayerSpec
@@ -99,17 +101,27 @@ def run(ctx: Context) -> str:
             sel = [r for r in rows if int(r["nodes"]) == n and r["variant"] == variant]
             m = match_result(sel, f"{variant}_n{n}")
             paper = PAPER.get(n, (math.nan, math.nan))[0 if variant == "puct" else 1]
+            rates = m.rate_intervals()
+            s_lo, s_hi = m.score_interval()
             table.append({"nodes": n, "variant": variant, "games": m.games, "wins": m.wins,
                           "draws": m.draws, "losses": m.losses,
-                          "win_pct": 100 * m.wins / m.games if m.games else math.nan,
-                          "score": m.score, "paper_win_pct": paper})
+                          "win_pct": 100 * rates["win_rate"],
+                          "win_pct_low": 100 * rates["win_rate_low"],
+                          "win_pct_high": 100 * rates["win_rate_high"],
+                          "score": m.score, "score_low": s_lo, "score_high": s_hi,
+                          "paper_win_pct": paper})
     write_csv(ctx.out_dir / f"{NAME}.csv", table)
     plot(table, ctx.out_dir / f"{NAME}.png", cfg["piece"])
     ctx.notes.append(f"Opponent: {opp_text}.")
     return (f"The tested player starts without its {cfg['piece']} against {opp_text}; "
             f"{k} games per (node count, variant), colours alternating; SC uses N_scl "
             f"{cfg['sc_n_scl']}; move cap {cfg['max_plies'] or 'none'} (capped games are "
-            "draws).\n\n" + markdown_table(table)
+            "draws). Win % with its 95% Wilson interval, the score with its 95% interval "
+            "(trinomial model).\n\n"
+            + markdown_table([with_intervals(with_intervals(r, ("win_pct",), 1), ("score",))
+                              for r in table],
+                             ["nodes", "variant", "games", "wins", "draws", "losses",
+                              "win_pct", "score", "paper_win_pct"])
             + f"\n![{cfg['piece']} odds win %]({NAME}.png)\n\n"
             "Paper (Table 1, queen odds, win %): 100 nodes PUCT 23.4 / SC 36.8; 800 nodes "
             "35.3 / 57.8; 20000 nodes 25.4 / 81.7.\n")
@@ -120,8 +132,9 @@ def plot(table: list[dict[str, Any]], path: Any, piece: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for variant, colour in (("puct", "#c44e52"), ("sc", "#4c72b0")):
         pts = [t for t in table if t["variant"] == variant]
-        ax.plot([t["nodes"] for t in pts], [t["win_pct"] for t in pts], "o-", color=colour,
-                label=f"{variant} (this run)")
+        ys, yerr = errorbar_arrays(pts, "win_pct")
+        ax.errorbar([t["nodes"] for t in pts], ys, yerr=yerr, fmt="o-", color=colour,
+                    capsize=3, label=f"{variant} (this run, 95% CI)")
         ax.plot(list(PAPER), [v[0 if variant == "puct" else 1] for v in PAPER.values()], "s--",
                 color=colour, alpha=0.5, label=f"{variant} (paper)")
     ax.set_xscale("log")

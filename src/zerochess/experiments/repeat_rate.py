@@ -11,6 +11,7 @@ Settings per scale (every key documented): ``configs/experiment_repeat_rate.yaml
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from zerochess.experiments.common import (
     selfplay_points,
     write_csv,
 )
+from zerochess.games.stats import format_interval, wilson_interval
 
 NAME = "repeat_rate"
 
@@ -54,9 +56,12 @@ def repeat_table(rows: Sequence[Mapping[str, str]], variants: Sequence[str],
         games = [r["moves"].split() for r in rows if r["variant"] == v]
         distinct = len({tuple(g) for g in games})
         for m in range(1, max_move + 1):
+            frac = repeated_fraction(games, m)
+            lo, hi = wilson_interval(round(frac * len(games)), len(games)) if games \
+                else (math.nan, math.nan)
             out.append({"variant": v, "move": m, "games": len(games),
-                        "distinct_games": distinct,
-                        "repeated_fraction": repeated_fraction(games, m)})
+                        "distinct_games": distinct, "repeated_fraction": frac,
+                        "repeated_fraction_low": lo, "repeated_fraction_high": hi})
     return out
 
 
@@ -78,11 +83,16 @@ def run(ctx: Context) -> str:
         hits = {t["move"]: t for t in table if t["variant"] == v}
         r: dict[str, Any] = {"variant": v, "games": hits[1]["games"],
                              "distinct games": hits[1]["distinct_games"]}
-        r.update({f"move {m}": hits[m]["repeated_fraction"] for m in marks})
+        r.update({f"move {m}": format_interval(hits[m]["repeated_fraction"],
+                                               hits[m]["repeated_fraction_low"],
+                                               hits[m]["repeated_fraction_high"])
+                  for m in marks})
         summary_rows.append(r)
     return (f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per "
             "variant. Fraction of games whose opening up to move m is shared with another "
-            "game of the same variant:\n\n" + markdown_table(summary_rows)
+            "game of the same variant, with a 95% Wilson interval (games treated as "
+            "independent trials; repeated games come in groups, so the interval is "
+            "indicative):\n\n" + markdown_table(summary_rows)
             + f"\n![repeated games vs move number]({NAME}.png)\n\n"
             "Paper (Fig. 4): PUCT self-play repeats many games, search-contempt far fewer "
             "(its sampling at opponent nodes diversifies the games).\n")
@@ -93,12 +103,15 @@ def plot(table: list[dict[str, Any]], names: Sequence[str], path: Any, subtitle:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for v in names:
         pts = [t for t in table if t["variant"] == v]
-        ax.plot([t["move"] for t in pts], [t["repeated_fraction"] for t in pts], "o-", ms=3,
-                label=v)
+        moves = [t["move"] for t in pts]
+        line = ax.plot(moves, [t["repeated_fraction"] for t in pts], "o-", ms=3, label=v)[0]
+        ax.fill_between(moves, [t["repeated_fraction_low"] for t in pts],
+                        [t["repeated_fraction_high"] for t in pts], color=line.get_color(),
+                        alpha=0.15, lw=0)
     ax.set_xlabel("move number")
     ax.set_ylabel("fraction of repeated games")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"Repeated games vs move number ({subtitle})")
+    ax.set_title(f"Repeated games vs move number, 95% CI bands ({subtitle})", fontsize=10)
     ax.legend(fontsize=8)
     save_figure(fig, path)
 

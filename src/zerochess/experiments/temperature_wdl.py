@@ -21,12 +21,14 @@ from zerochess.experiments.common import (
     Context,
     Experiment,
     check_named_list,
+    errorbar_arrays,
     make_player,
     markdown_table,
     pyplot,
     save_figure,
     selfplay_points,
     wdl_counts,
+    with_intervals,
     write_csv,
 )
 
@@ -56,28 +58,34 @@ def run(ctx: Context) -> str:
     plot(table, ctx.out_dir / f"{NAME}.png", f"{cfg['nodes']} nodes/move")
     detail = "\n".join(f"- `{p.name}`: {dataclasses.asdict(p.temperature)}" for p, _ in points)
     cols = ["schedule", "games", "wins", "draws", "losses", "decisive_over_draws",
-            "draw_rate", "mean_plies", "move_cap"]
+            "white_win_rate", "draw_rate", "black_win_rate", "mean_plies", "move_cap"]
+    shown = [with_intervals(r, ("decisive_over_draws", "white_win_rate", "draw_rate",
+                                "black_win_rate")) for r in table]
     return (f"PUCT self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games "
-            f"per schedule, move cap {cfg['max_plies'] or 'none'} (capped games are draws).\n\n"
-            + markdown_table(table, cols) + f"\n![W/D/L vs temperature]({NAME}.png)\n\n"
+            f"per schedule, move cap {cfg['max_plies'] or 'none'} (capped games are draws). "
+            "95% intervals in brackets (Wilson for rates; the draw rate's interval mapped "
+            "through 1/p - 1 for (w+l)/d).\n\n"
+            + markdown_table(shown, cols) + f"\n![W/D/L vs temperature]({NAME}.png)\n\n"
             "Schedules:\n\n" + detail + "\n\nPaper (Fig. 3): a higher temperature lowers the "
             "draw rate of PUCT self-play, at a cost in move quality.\n")
 
 
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
+    """Grouped W/D/L rate bars per schedule with 95% Wilson intervals as error bars."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4))
     labels = [r["schedule"] for r in table]
-    n = [max(r["games"], 1) for r in table]
-    w = [r["wins"] / m for r, m in zip(table, n, strict=True)]
-    d = [r["draws"] / m for r, m in zip(table, n, strict=True)]
-    l = [r["losses"] / m for r, m in zip(table, n, strict=True)]
-    ax.bar(labels, w, label="white wins", color="#eeeeee", edgecolor="black")
-    ax.bar(labels, d, bottom=w, label="draws", color="#999999", edgecolor="black")
-    ax.bar(labels, l, bottom=[a + b for a, b in zip(w, d, strict=True)], label="black wins",
-           color="#333333", edgecolor="black")
+    width = 0.26
+    for j, (key, label, colour) in enumerate((("white_win_rate", "white wins", "#eeeeee"),
+                                              ("draw_rate", "draws", "#999999"),
+                                              ("black_win_rate", "black wins", "#333333"))):
+        ys, yerr = errorbar_arrays(table, key)
+        ax.bar([i + (j - 1) * width for i in range(len(labels))], ys, width, yerr=yerr,
+               capsize=3, label=label, color=colour, edgecolor="black")
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of games")
-    ax.set_title(f"PUCT self-play W/D/L by temperature ({subtitle})")
+    ax.set_title(f"PUCT self-play W/D/L by temperature, 95% CI ({subtitle})", fontsize=10)
     ax.legend(fontsize=8)
     save_figure(fig, path)
 

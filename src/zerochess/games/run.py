@@ -78,15 +78,16 @@ def check_resumed_games(out_dir: Path, specs: Sequence[GameSpec],
 
 def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
               players: Mapping[str, PlayerSpec], *, event: str, progress: bool = True,
-              stop_after: int | None = None) -> RunReport:
+              stop_after: int | None = None, force: bool = False) -> RunReport:
     """Play the games of ``config`` into ``out_dir`` (resuming what is there) and return
-    every game of the folder. ``stop_after`` stops after that many finished games.
+    every game of the folder. ``stop_after`` stops after that many finished games;
+    ``force`` resumes a folder made under other versions (recorded in versions.yaml).
 
     The model is loaded first: a bad model path is an error before anything is written,
     so fixing it and running again works."""
     if any(not p.is_engine for p in players.values()):
         get_model(config.model)
-    out = prepare_run_dir(out_dir, config.to_dict())  # type: ignore[attr-defined]
+    out = prepare_run_dir(out_dir, config.to_dict(), force=force)  # type: ignore[attr-defined]
     records, stats = play_into(
         out, specs, players, config.model, batch_size=config.batch_size,
         max_plies=config.max_plies, pgn_comments=config.pgn_comments, progress=progress,

@@ -1,39 +1,33 @@
-"""Run folders: the resolved config, the versions, and the resume check."""
+"""Run folders: the resolved config, the versions (provenance), and the resume checks.
+
+``versions.yaml`` is written once, by the run that creates the folder: package versions,
+jax backend, the git commit of the code (dirty flag, diff hash) and the model file's
+SHA-256 (:func:`zerochess.provenance.provenance`). A resume under other versions is
+refused unless forced; a forced resume is appended to ``versions.yaml`` under
+``forced_resumes`` (time, the differences, the versions it ran under), never silently.
+"""
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
-import platform
-import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from zerochess.errors import ConfigError
+from zerochess.provenance import provenance, versions_differ
 
 CONFIG_FILE = "config.yaml"
 VERSIONS_FILE = "versions.yaml"
+FORCED_KEY = "forced_resumes"
 
 
-def versions() -> dict[str, str]:
-    """Versions of python and the packages a result depends on, plus the jax backend."""
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for pkg in ("zerochess", "jax", "jaxlib", "chess", "numpy"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    try:
-        import jax
-
-        out["jax_backend"] = jax.default_backend()
-        out["jax_devices"] = ", ".join(str(d) for d in jax.devices())
-    except Exception as e:  # noqa: BLE001 - informational only
-        out["jax_backend"] = f"unavailable ({e})"
-    return out
+def versions(model: str | None = None) -> dict[str, Any]:
+    """The provenance of a run now (see :func:`zerochess.provenance.provenance`)."""
+    return provenance(model)
 
 
 def _plain(value: Any) -> Any:
@@ -47,13 +41,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any]) -> Path:
+def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any], *,
+                    force: bool = False) -> Path:
     """Create ``out_dir``, write ``config.yaml`` / ``versions.yaml``.
 
     A folder that already holds finished games of a different config is refused (so
     resuming never mixes two runs' games); one without finished games (e.g. a run that
     stopped at a bad setting) takes the new config. A damaged ``config.yaml`` is
-    replaced: the games themselves are checked against the run when it resumes.
+    replaced: the games themselves are checked against the run when it resumes. A folder
+    whose run had other versions (code commit, packages, model file) is refused unless
+    ``force``; a forced resume is recorded in ``versions.yaml``. ``resolved["model"]``
+    (default ``builtin``) names the model.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -73,9 +71,40 @@ def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any]) -> Path:
             raise ConfigError(
                 f"{out} holds a run with a different config (keys differ: {', '.join(diff)}); "
                 "choose another output folder or delete it")
+    now = _plain(versions(str(resolved.get("model", "builtin"))))
+    _check_versions(out, now, force)
     cfg_path.write_text(yaml.safe_dump(resolved, sort_keys=False))
-    (out / VERSIONS_FILE).write_text(yaml.safe_dump(versions(), sort_keys=False))
     return out
+
+
+def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
+    """Write ``versions.yaml`` for a new run; for a resume compare and refuse or record."""
+    path = out / VERSIONS_FILE
+    if not path.is_file():
+        path.write_text(yaml.safe_dump(now, sort_keys=False))
+        return
+    try:
+        old = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError:
+        old = {}
+    if not isinstance(old, dict):  # a damaged versions.yaml: compare against nothing
+        old = {}
+    first = {k: v for k, v in old.items() if k != FORCED_KEY}
+    diff = versions_differ(first, now)
+    if not diff:
+        return
+    text = "; ".join(f"{k}: {a} -> {b}" for k, (a, b) in diff.items())
+    if not force:
+        raise ConfigError(
+            f"{out} holds a run made under other versions ({text}); resuming would mix "
+            "games of two setups. Use another output folder, or --force to resume anyway "
+            f"(recorded in {VERSIONS_FILE})")
+    old.setdefault(FORCED_KEY, []).append({
+        "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "differences": {k: [a, b] for k, (a, b) in diff.items()},
+        "versions": now,
+    })
+    path.write_text(yaml.safe_dump(_plain(old), sort_keys=False))
 
 
 def _has_games(out: Path) -> bool:

@@ -31,9 +31,9 @@ def selfplay_specs(config: SelfPlayConfig) -> tuple[list[GameSpec], dict[str, Pl
 
 
 def run_selfplay(config: SelfPlayConfig, out_dir: str | Path, *, progress: bool = True,
-                 stop_after: int | None = None) -> RunReport:
+                 stop_after: int | None = None, force: bool = False) -> RunReport:
     """Play a self-play config into ``out_dir`` (games.pgn, games.csv, config.yaml, ...)."""
     specs, players = selfplay_specs(config)
     return run_games(config, out_dir, specs, players,
                      event=f"zerochess selfplay {config.name}", progress=progress,
-                     stop_after=stop_after)
+                     stop_after=stop_after, force=force)

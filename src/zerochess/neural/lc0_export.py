@@ -223,10 +223,13 @@ def lc0_net_bytes(
 
 
 def write_lc0_net(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write protobuf ``data`` gzip-compressed (lc0's ``.pb.gz``), atomically."""
+    """Write protobuf ``data`` gzip-compressed (lc0's ``.pb.gz``), atomically; the gzip
+    header holds no time stamp or name, so the same data always gives the same file (and
+    the same SHA-256 in run records)."""
     path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}"
-    with gzip.open(tmp, "wb") as f:
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                mtime=0) as f:
         f.write(data)
     os.replace(tmp, path)
 

@@ -33,6 +33,10 @@ Attack geometry uses row-packed uint8 bitboards ([..., 8] bytes, one per rank) a
 shifts; all tables are numpy constants built at import. The jitted function is a few
 dozen small fused kernels and one gather of [B, 1858].
 
+Attribution: the piece values and piece-square tables are PeSTO's, by Ronald Friederich
+(RofChade / PeSTO), as published on the Chess Programming Wiki's "PeSTO's Evaluation
+Function" page; source and licence notes are in ``tables`` and the repository's NOTICE.
+
 The code, by concern: ``tables`` (PeSTO tables, move kinds, ``default_params``),
 ``geometry`` (bitboards, attacks, ``BoardFeatures``), ``evaluation`` (the value and its
 W/D/L mapping), ``policy`` (move scores); this module puts them behind ``Model``.

@@ -15,9 +15,16 @@ from zerochess.chess.policy_map import FROM_SQUARE, NUM_MOVES, PROMOTION, TO_SQU
 
 Params = dict[str, jax.Array]
 
-# PeSTO (Rofchade) piece values and piece-square tables, P N B R Q K. The tables
-# are written rank 8 first (as printed on the chess programming wiki) for the
-# side to move; ``_a1_first`` flips them to our a1 = 0 square numbering.
+# PeSTO piece values, game-phase increments and piece-square tables, P N B R Q K.
+# Source: Ronald Friederich, author of the engines RofChade and PeSTO ("Piece Square
+# Tables Only"), who tuned them with Texel's tuning method (rofchade.nl) and published
+# them; they are reproduced on the Chess Programming Wiki page "PeSTO's Evaluation
+# Function" (https://www.chessprogramming.org/PeSTO%27s_Evaluation_Function), whose
+# layout is kept here. Licence: no licence statement by the author was found for the
+# tables; the wiki's text is under its own licence (Creative Commons Attribution-
+# ShareAlike, as stated on chessprogramming.org). See NOTICE at the repository root.
+# The tables are written rank 8 first (as printed on that page) for the side to move;
+# ``_a1_first`` flips them to our a1 = 0 square numbering.
 _MG_VALUE = (82, 337, 365, 477, 1025, 0)
 _EG_VALUE = (94, 281, 297, 512, 936, 0)
 _PHASE_INC = (0, 1, 1, 2, 4, 0)  # 24 = full middle game
