@@ -11,7 +11,15 @@ as ``from lc0_reference import ...``.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# jax's persistent compilation cache stays off in the test process and the engines it
+# starts (set ZEROCHESS_JAX_CACHE to a directory to opt in): in one long process that
+# builds hundreds of searchers, XLA:CPU aborted (SIGABRT) twice while writing/reading a
+# cached search program, after ~40% of the suite; every test passed alone with it on.
+os.environ.setdefault("ZEROCHESS_JAX_CACHE", "")
 
 from zerochess.games import lc0_maia_available
 
