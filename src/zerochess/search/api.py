@@ -161,12 +161,9 @@ class Searcher:
         L > 1), one group is expanded on the host while the other is evaluated, and
         each tree has up to 2 L leaves in flight. 1 keeps a tree's steps strictly in
         turn (gather, expand, evaluate, back up).
-      compilation_cache: a directory for jax's persistent compilation cache, True for
-        ``zerochess.compile_cache``'s default directory, or None/False (default): leave
-        jax's setting alone. The ``zerochess`` commands turn it on; the library leaves it
-        to the caller, because XLA:CPU aborted twice reading or writing a cached search
-        program in one long process that had built hundreds of searchers (the test
-        suite); short processes (the CLI, engines) are where it pays anyway.
+      compilation_cache: a directory for jax's persistent compilation cache, False to
+        leave jax's setting alone, or None (default): ``zerochess.compile_cache``'s
+        default directory unless one is already configured.
     """
 
     def __init__(self, model: Model, max_nodes: int = 1024, leaves_per_step: int = 1,
@@ -189,10 +186,10 @@ class Searcher:
             shards = as_count(shards, "shards", 1, 64)
         if groups is not None:
             groups = as_count(groups, "groups", 1, 2)
-        if compilation_cache is not None and not isinstance(compilation_cache, (str, bool)):
-            raise ConfigError("compilation_cache must be a directory, True, False or None, "
-                              f"got {quote(compilation_cache)}")
-        if compilation_cache is True or isinstance(compilation_cache, str):
+        if compilation_cache is not False:
+            if compilation_cache is not None and not isinstance(compilation_cache, str):
+                raise ConfigError("compilation_cache must be a directory, False or None, got "
+                                  f"{quote(compilation_cache)}")
             compile_cache.enable(compilation_cache if isinstance(compilation_cache, str)
                                  else None)
         self.model = model
