@@ -11,19 +11,25 @@ as ``from lc0_reference import ...``.
 
 from __future__ import annotations
 
-import os
+import gc
 
+import jax
 import pytest
-
-# jax's persistent compilation cache stays off in the test process and the engines it
-# starts (set ZEROCHESS_JAX_CACHE to a directory to opt in): in one long process that
-# builds hundreds of searchers, XLA:CPU aborted (SIGABRT) twice while writing/reading a
-# cached search program, after ~40% of the suite; every test passed alone with it on.
-os.environ.setdefault("ZEROCHESS_JAX_CACHE", "")
 
 from zerochess.games import lc0_maia_available
 
 from lc0_reference import lc0_or_unavailable, reference_unavailable
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop every compiled program after each test module. Each XLA:CPU executable holds
+    memory mappings; the suite builds hundreds of searchers, and one process reached
+    Linux's default ``vm.max_map_count`` (65,530) at ~40% of the suite, where XLA aborted
+    (SIGABRT) in an mmap. Programs needed again come back from jax's persistent cache."""
+    yield
+    jax.clear_caches()
+    gc.collect()
 
 
 @pytest.fixture(scope="session")
