@@ -5,6 +5,7 @@ raw traceback, and never a silently different network."""
 from __future__ import annotations
 
 import gzip
+import struct
 
 import numpy as np
 import pytest
@@ -56,9 +57,13 @@ def test_non_finite_weights_are_refused(tmp_path):
     from lc0_reference import lc0_net_bytes
 
     params = init_params(SEResNet(**NETWORK_CONFIG), 0, bias_scale=0.1)
-    params["value_fc2"]["bias"] = np.array([0.1, np.nan, 0.2], np.float32)
-    path = write_case(tmp_path, "nan.pb.gz", gzip.compress(lc0_net_bytes(NETWORK_CONFIG,
-                                                                         params)))
+    # the exporter refuses NaN, so plant it in the file: a float32 layer with a marker value
+    marker = struct.pack("<f", np.float32(12345.678))
+    params["value_fc2"]["bias"] = np.frombuffer(marker * 3, np.float32).copy()
+    raw = lc0_net_bytes(NETWORK_CONFIG, params, encoding="float32")
+    assert raw.count(marker) == 3
+    raw = raw.replace(marker, struct.pack("<f", float("nan")), 1)
+    path = write_case(tmp_path, "nan.pb.gz", gzip.compress(raw))
     with pytest.raises(ModelFileError, match="NaN or infinite"):
         load_model(str(path))
 

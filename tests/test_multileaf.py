@@ -156,8 +156,10 @@ def test_reset_replaces_only_its_slots():
     np.testing.assert_allclose(got[1].prior, fresh[1].prior, rtol=1e-5)
     for i in (0, 2, 3):
         assert list(got[i].visits) == list(whole[i].visits)
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match=r"slots\[0\] must be <= 3, got 4"):
         s.reset(batch, [4], [new_board])
+    with pytest.raises(ValueError, match=r"slots\[0\] must be >= 0, got -1"):
+        s.reset(batch, [-1], [new_board])
 
 
 def test_time_limit_stops_the_run():

@@ -84,11 +84,14 @@ def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
         path.write_text(yaml.safe_dump(now, sort_keys=False))
         return
     try:
-        old = yaml.safe_load(path.read_text()) or {}
+        old = yaml.safe_load(path.read_text(errors="replace"))
     except yaml.YAMLError:
-        old = {}
-    if not isinstance(old, dict):  # a damaged versions.yaml: compare against nothing
-        old = {}
+        old = None
+    if not isinstance(old, dict) or not old:
+        # a damaged versions.yaml says nothing about the run: replace it, as a damaged
+        # config.yaml is (the games themselves are checked when the run resumes)
+        path.write_text(yaml.safe_dump(now, sort_keys=False))
+        return
     first = {k: v for k, v in old.items() if k != FORCED_KEY}
     diff = versions_differ(first, now)
     if not diff:
@@ -108,12 +111,12 @@ def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
 
 
 def _has_games(out: Path) -> bool:
-    """Whether ``out`` holds a finished game (a data row in ``games.csv`` or a game in
-    ``games.pgn``)."""
-    csv_path, pgn_path = out / "games.csv", out / "games.pgn"
-    if csv_path.is_file() and len(csv_path.read_bytes().strip().splitlines()) > 1:
-        return True
-    return pgn_path.is_file() and b"[Event " in pgn_path.read_bytes()
+    """Whether ``out`` holds a finished game: a data row in a ``games.csv`` or a game in a
+    ``games.pgn``, at the top or in a subfolder (training keeps one per generation)."""
+    for csv_path in out.rglob("games.csv"):
+        if csv_path.is_file() and len(csv_path.read_bytes().strip().splitlines()) > 1:
+            return True
+    return any(p.is_file() and b"[Event " in p.read_bytes() for p in out.rglob("games.pgn"))
 
 
 def write_json(path: str | Path, data: Any) -> None:
