@@ -32,6 +32,12 @@ unexpanded move counting as (-1, +1)). A node whose bounds meet is proven: its v
 becomes exact for all its visits and the change is added to its ancestors (lc0
 ``MakeTerminal`` / ``AdjustForTerminal``); below the root a descent stops there, as
 at a game end, and backs up the exact value.
+
+Moves left (``moves_left=True``: the network has lc0's moves-left head; the evaluator
+then returns a fourth value, M in plies): every node keeps lc0's M, the mean over its
+visits of the leaf's M plus its distance (a game end 0, a proven node its plies), and
+selection adds lc0's moves-left utility (``MEvaluator::GetMUtility``, written from
+search.cc) to the Q of visited children.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ from typing import Any
 import chess
 import numpy as np
 
-Evaluate = Callable[[chess.Board, float], tuple[list[chess.Move], np.ndarray, np.ndarray]]
+# (moves, priors, wdl) or, for a network with a moves-left head, (moves, priors, wdl, m)
+Evaluate = Callable[[chess.Board, float], tuple]
 Uniform = Callable[[int, int], float]  # (draw index, depth) -> u in [0, 1)
 
 
@@ -67,6 +74,8 @@ class Node:
         self.n = 0
         self.in_flight = 0
         self.wl = self.d = 0.0
+        self.msum = 0.0  # sum of moves left over the visits (lc0's M = msum / n)
+        self.value_m = 0.0  # the network's moves left (0 at a game end or without a head)
         self.frozen: dict[int, int] | None = None
         self.terminal: tuple[float, float] | None = None
         self.moves: list[chess.Move] = []
@@ -85,7 +94,9 @@ class Node:
                     or count >= 2 or (count == 1 and nearest <= self.depth)):
                 self.terminal = (0.0, 1.0)
         if self.terminal is None:
-            self.moves, self.priors, wdl = evaluate(board, temperature)
+            out = evaluate(board, temperature)
+            self.moves, self.priors, wdl = out[:3]
+            self.value_m = float(out[3]) if len(out) > 3 else 0.0
             if self.parent is not None:  # stored at 16 bits below the root (as lc0 does)
                 self.priors = self.priors.astype(np.float16).astype(np.float64)
             self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
@@ -140,7 +151,21 @@ def collision_limit(root_n: int, cfg: Any) -> int:
     return min(limit, cfg.max_collision_events)
 
 
-def _scores(node: Node, cfg: Any) -> list[float]:
+def m_utility(cfg: Any, parent: Node, child: Node, q: float) -> float:
+    """lc0's MEvaluator::GetMUtility for a visited child (the network has the head)."""
+    thr = cfg.moves_left_threshold
+    if not abs(parent.wl / parent.n) > thr:  # WithinThreshold: |parent->GetQ(0)| > thr
+        return 0.0
+    m = cfg.moves_left_slope * (child.msum / child.n - parent.msum / parent.n)
+    m = min(max(m, -cfg.moves_left_max_effect), cfg.moves_left_max_effect)
+    m *= math.copysign(1.0, -q)
+    if 0.0 < thr < 1.0:
+        q = max(0.0, abs(q) - thr) / (1.0 - thr)
+    return m * (cfg.moves_left_constant_factor + cfg.moves_left_scaled_factor * abs(q)
+                + cfg.moves_left_quadratic_factor * q * q)
+
+
+def _scores(node: Node, cfg: Any, moves_left: bool = False) -> list[float]:
     is_root = node.parent is None
     c = cfg.cpuct_root if is_root and cfg.cpuct_root is not None else cfg.cpuct
     cpuct = c + cfg.cpuct_factor * math.log((node.n + cfg.cpuct_base) / cfg.cpuct_base)
@@ -157,11 +182,14 @@ def _scores(node: Node, cfg: Any) -> list[float]:
         n = child.n if child else 0
         started = n + (child.in_flight if child else 0)
         q = (child.wl + ds * child.d) / n if n else fpu
+        if n and moves_left:
+            q += m_utility(cfg, node, child, q)
         scores.append(q + mult * p / (1 + started))
     return scores
 
 
-def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int) -> int:
+def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int,
+          moves_left: bool = False) -> int:
     if node.depth % 2 == 1 and node.frozen is None and node.n - 1 >= n_scl:
         node.frozen = {i: c.n for i, c in node.children.items() if c.n > 0}
     if node.depth % 2 == 1 and node.frozen is not None:
@@ -173,7 +201,7 @@ def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int) -> in
             if acc > u * total:
                 return s
         return slots[-1]
-    scores = _scores(node, cfg)
+    scores = _scores(node, cfg, moves_left)
     return max(range(len(scores)), key=lambda i: (scores[i], -i))
 
 
@@ -181,12 +209,14 @@ class ReferenceSearch:
     """lc0's gather / evaluate / backup loop on one position, L leaves per batch."""
 
     def __init__(self, board: chess.Board, cfg: Any, evaluate: Evaluate, uniform: Uniform,
-                 leaves: int, max_nodes: int | None = None):
+                 leaves: int, max_nodes: int | None = None, moves_left: bool = False):
         self.cfg, self.evaluate, self.uniform, self.width = cfg, evaluate, uniform, leaves
+        self.moves_left = moves_left
         self.n_scl = math.inf if cfg.n_scl is None else cfg.n_scl
         self.root = Node(board.copy(), 0, None)
         self.root.expand(evaluate, cfg.policy_temperature)
         self.root.n, self.root.wl, self.root.d = 1, *self.root.value
+        self.root.msum = self.root.value_m
         self.simulations = 0  # simulations started (collisions excluded)
         self.draws = 0  # descents started
         self.collisions = 0
@@ -208,7 +238,7 @@ class ReferenceSearch:
                     leaves.append(node)  # a terminal node visited again
                     end = node
                     break
-                pick = _pick(node, self.cfg, self.n_scl, self.uniform, draw)
+                pick = _pick(node, self.cfg, self.n_scl, self.uniform, draw, self.moves_left)
                 child = node.children.get(pick)
                 if child is None:
                     if self.max_nodes is not None and self.nodes >= self.max_nodes:
@@ -251,16 +281,19 @@ class ReferenceSearch:
             if leaf.n == 0:
                 leaf.expand(self.evaluate, self.cfg.policy_temperature)
                 wl, d = leaf.value
+                m = leaf.value_m
                 if leaf.terminal is not None:
                     ended.append(leaf)
             else:
-                wl, d = float(leaf.lower), 1.0 - abs(leaf.lower)
+                wl, d, m = float(leaf.lower), 1.0 - abs(leaf.lower), float(leaf.m)
             for n in reversed(leaf.path()):
                 n.n += 1
                 n.in_flight -= 1
                 n.wl += wl
                 n.d += d
+                n.msum += m
                 wl = -wl
+                m += 1.0
         if getattr(self.cfg, "certainty_propagation", False):
             for leaf in ended:
                 self.propagate(leaf.parent)
@@ -268,14 +301,16 @@ class ReferenceSearch:
     def propagate(self, node: Node | None) -> None:
         """Re-bound ``node`` and its ancestors; a node proven now takes its exact value
         and its ancestors the change."""
-        dwl = dd = 0.0
+        dwl = dd = dm = 0.0
         while node is not None:
             node.wl += dwl
             node.d += dd
+            node.msum += dm
             if node.rebound():
                 wl, d = float(node.lower) * node.n, (1.0 - abs(node.lower)) * node.n
-                dwl, dd = dwl + wl - node.wl, dd + d - node.d
-                node.wl, node.d = wl, d
+                m = float(node.m) * node.n
+                dwl, dd, dm = dwl + wl - node.wl, dd + d - node.d, dm + m - node.msum
+                node.wl, node.d, node.msum = wl, d, m
             dwl = -dwl
             node = node.parent
 

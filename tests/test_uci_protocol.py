@@ -182,12 +182,14 @@ def test_pending_options_go_through_one_seam():
     values = OptionValues()
     assert pending_report(values, SearchConfig, Searcher) == []
     values.set("MinibatchSize", "256")
-    values.set("MovesLeftSlope", "0.01")
+    values.set("MovesLeftSlope", "0.01")  # issue 11's core has the moves-left utility
+    values.set("MaxPrefetch", "16")
     lines = pending_report(values, SearchConfig, Searcher)
     # issue 10's core takes leaves per step and an evaluation cache: they pass through
     _, searcher_kwargs = core_settings(values, SearchConfig, Searcher)
     assert searcher_kwargs == {"leaves_per_step": 256, "cache_size": 2_000_000}
-    assert lines == ["option MovesLeftSlope=0.01 is stored but not used by this search "
+    assert core_settings(values, SearchConfig, Searcher)[0]["moves_left_slope"] == 0.01
+    assert lines == ["option MaxPrefetch=16 is stored but not used by this search "
                      "core yet"]
 
     class OldSearcher:  # a core without those arguments: the options stay pending

@@ -99,7 +99,7 @@ def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
 
     tree = jax.tree.map(take, state.tree)
     draw = take(state.params.draw_score)
-    out = dict(summarize(tree, draw))
+    out = dict(summarize(tree, draw, take(state.params.moves_left)))
     out["pv_visits"] = _pv_visits(jax.tree.map(lambda x: x[0], tree), out["pv"][0])[None]
     out["root_policy"] = take(state.root_policy)
     out["draw_score"] = draw

@@ -310,7 +310,7 @@ class Searcher:
             net_params = self._net_params(params)
         states = []
         for a, b in self._shard_bounds(len(boards)):
-            search_params = stack_configs(configs[a:b])
+            search_params = stack_configs(configs[a:b], self.model.has_moves_left)
             state = _empty(search_params, self.max_nodes, self.edges_per_node)
             states.append(self._start(state, np.arange(b - a), boards[a:b], search_params,
                                       keys[a:b], net_params))
@@ -357,7 +357,8 @@ class Searcher:
             if mine:
                 shards[k] = self._start(
                     shards[k], np.array([slots[i] - k * size for i in mine]),
-                    [boards[i] for i in mine], stack_configs([configs[i] for i in mine]),
+                    [boards[i] for i in mine], stack_configs([configs[i] for i in mine],
+                                                 self.model.has_moves_left),
                     keys[mine], net_params)
         new_boards = list(batch.boards)
         budget, spent = batch.budget.copy(), batch.search_time_s.copy()
@@ -504,7 +505,8 @@ class Searcher:
         size = len(batch) // len(batch.shards)
         out: list[SearchResult] = []
         for i, state in enumerate(batch.shards):
-            summary = jax.device_get(summarize(state.tree, state.params.draw_score))
+            summary = jax.device_get(summarize(state.tree, state.params.draw_score,
+                                                  state.params.moves_left))
             part = slice(i * size, (i + 1) * size)
             out += read_results(list(batch.boards[part]), summary, np.asarray(state.root_policy),
                                 np.asarray(state.params.draw_score), batch.search_time_s[part])

@@ -2,8 +2,8 @@
 the trees of a ``Searcher`` and kept across searches.
 
 An entry holds the priors over a position's legal moves (float16, in python-chess's
-legal-move order, at the search's policy temperature) and the network's WDL, under a
-64-bit key. Capacity C (a compile-time shape) is fixed; a key lives in one of
+legal-move order, at the search's policy temperature), the network's WDL and its moves
+left, under a 64-bit key. Capacity C (a compile-time shape) is fixed; a key lives in one of
 ``WAYS`` consecutive slots from its hash, and a new key takes the first empty one
 or evicts the one its hash names.
 
@@ -41,6 +41,7 @@ class EvalCache:
     keys: chex.Array  # uint32 [C, 2], (0, 0) = empty (a real key never is)
     priors: chex.Array  # float16 [C, K]
     wdl: chex.Array  # float32 [C, 3]
+    m: chex.Array  # float32 [C] moves left (0 without a moves-left head)
 
     @property
     def capacity(self) -> int:
@@ -50,7 +51,8 @@ class EvalCache:
 def empty_cache(capacity: int) -> EvalCache:
     return EvalCache(keys=jnp.zeros((capacity, 2), jnp.uint32),
                      priors=jnp.zeros((capacity, K), PRIOR_DTYPE),
-                     wdl=jnp.zeros((capacity, 3), jnp.float32))
+                     wdl=jnp.zeros((capacity, 3), jnp.float32),
+                     m=jnp.zeros((capacity,), jnp.float32))
 
 
 def _mix(x: chex.Array) -> chex.Array:
@@ -110,18 +112,20 @@ def _slots(cache: EvalCache, key: chex.Array) -> chex.Array:
         jnp.int32)
 
 
-def lookup(cache: EvalCache, key: chex.Array) -> tuple[chex.Array, chex.Array, chex.Array]:
-    """Entries of keys [R, 2]: (hit bool [R], priors float16 [R, K], wdl float32 [R, 3])."""
+def lookup(cache: EvalCache, key: chex.Array
+           ) -> tuple[chex.Array, chex.Array, chex.Array, chex.Array]:
+    """Entries of keys [R, 2]: (hit bool [R], priors float16 [R, K], wdl float32 [R, 3],
+    moves left float32 [R])."""
     slots = _slots(cache, key)
     match = jnp.all(cache.keys[slots] == key[:, None, :], -1)  # [R, WAYS]
     hit = match.any(-1)
     slot = jnp.take_along_axis(slots, jnp.argmax(match, -1)[:, None], -1)[:, 0]
-    return hit, cache.priors[slot], cache.wdl[slot]
+    return hit, cache.priors[slot], cache.wdl[slot], cache.m[slot]
 
 
 def insert(cache: EvalCache, key: chex.Array, priors: chex.Array, wdl: chex.Array,
-           mask: chex.Array) -> EvalCache:
-    """Store rows ``mask`` [R] (keys [R, 2], priors [R, K], wdl [R, 3]).
+           mask: chex.Array, m: chex.Array | None = None) -> EvalCache:
+    """Store rows ``mask`` [R] (keys [R, 2], priors [R, K], wdl [R, 3], moves left [R]).
 
     A key already stored is left alone; a new one takes the first empty slot of its ways,
     else (once all its ways are full) evicts the way its hash names. Rows that want the
@@ -166,4 +170,5 @@ def insert(cache: EvalCache, key: chex.Array, priors: chex.Array, wdl: chex.Arra
     target = jnp.where(jnp.zeros(rows, bool).at[order].set(first), target, capacity)
     return EvalCache(keys=keys,
                      priors=cache.priors.at[target].set(priors.astype(PRIOR_DTYPE), mode="drop"),
-                     wdl=cache.wdl.at[target].set(wdl, mode="drop"))
+                     wdl=cache.wdl.at[target].set(wdl, mode="drop"),
+                     m=cache.m if m is None else cache.m.at[target].set(m, mode="drop"))

@@ -71,6 +71,24 @@ class SearchConfig:
     # runner-up cannot catch the best move with (simulations left) / factor more visits,
     # when it has one non-losing move left, or when a move is a proven win
     smart_pruning_factor: float = 0.0
+    # lc0 MinimumKLDGainPerNode / KLDGainAverageInterval: every ``interval`` new nodes the
+    # root's visit distribution is compared with the one at the previous check; the tree
+    # stops when the KL divergence gained per node is below the minimum (0 = off)
+    minimum_kld_gain_per_node: float = 0.0
+    kld_gain_average_interval: int = 100
+    # lc0's moves-left utility (MovesLeft*; search.cc ``MEvaluator``): with a network that
+    # has a moves-left head, a visited child's Q gets
+    #   clamp(slope * (M_child - M_parent), -max_effect, max_effect) * sign(-Q)
+    #   * (constant + scaled * |Q'| + quadratic * Q'^2),
+    #   Q' = max(0, |Q| - threshold) / (1 - threshold),
+    # at nodes whose own |Q| exceeds the threshold (shorter wins, longer losses). Without
+    # the head (``Model.has_moves_left`` False) it is off whatever these values are.
+    moves_left_max_effect: float = 0.0345
+    moves_left_threshold: float = 0.8
+    moves_left_slope: float = 0.0027
+    moves_left_constant_factor: float = 0.0
+    moves_left_scaled_factor: float = 1.6521
+    moves_left_quadratic_factor: float = -0.6521
 
     def __post_init__(self) -> None:
         # Types and ranges: lc0's option ranges where lc0 has the option (params.cc);
@@ -124,6 +142,13 @@ class SearchConfig:
 # src/neural/shared_params.cc) for the lc0 options, finite positive values for the rest.
 _REAL_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "smart_pruning_factor": (0.0, 10.0, False),  # lc0's SmartPruningFactor range
+    "minimum_kld_gain_per_node": (0.0, 1.0, False),  # lc0's MinimumKLDGainPerNode range
+    "moves_left_max_effect": (0.0, 1.0, False),
+    "moves_left_threshold": (0.0, 1.0, False),
+    "moves_left_slope": (0.0, 1.0, False),
+    "moves_left_constant_factor": (-1.0, 1.0, False),
+    "moves_left_scaled_factor": (-2.0, 2.0, False),
+    "moves_left_quadratic_factor": (-1.0, 1.0, False),
     "cpuct": (0.0, 100.0, False),
     "cpuct_base": (1.0, 1e9, False),
     "cpuct_factor": (0.0, 1000.0, False),
@@ -146,6 +171,7 @@ _COUNT_RANGES: dict[str, tuple[int, int]] = {
     "max_collision_visits": (1, 100_000_000),
     "max_collision_visits_scaling_start": (1, 100_000),
     "max_collision_visits_scaling_end": (0, 100_000_000),
+    "kld_gain_average_interval": (1, 10_000_000),  # lc0's KLDGainAverageInterval range
 }
 MAX_MINIBATCH = 1024  # lc0's MinibatchSize range (0 there: the backend picks; None here)
 _OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_root",
@@ -182,10 +208,20 @@ class SearchParams:
     collision_scaling_power: chex.Array  # float32
     certainty: chex.Array  # bool, certainty propagation
     smart_pruning: chex.Array  # float32 SmartPruningFactor, 0 = off
+    kld_min_gain: chex.Array  # float32 MinimumKLDGainPerNode, 0 = off
+    kld_interval: chex.Array  # int32 KLDGainAverageInterval
+    moves_left: chex.Array  # bool: the network has a moves-left head (the utility is on)
+    ml_max_effect: chex.Array  # float32 MovesLeftMaxEffect
+    ml_threshold: chex.Array  # float32 MovesLeftThreshold
+    ml_slope: chex.Array  # float32 MovesLeftSlope
+    ml_constant: chex.Array  # float32 MovesLeftConstantFactor
+    ml_scaled: chex.Array  # float32 MovesLeftScaledFactor
+    ml_quadratic: chex.Array  # float32 MovesLeftQuadraticFactor
 
 
-def stack_configs(configs: list[SearchConfig]) -> SearchParams:
-    """Per-tree arrays [B] from one config per tree."""
+def stack_configs(configs: list[SearchConfig], moves_left: bool = False) -> SearchParams:
+    """Per-tree arrays [B] from one config per tree; ``moves_left``: the network has a
+    moves-left head (``Model.has_moves_left``), which turns the moves-left utility on."""
 
     def col(fn, dtype):
         return jnp.asarray(np.array([fn(c) for c in configs], dtype=dtype))
@@ -224,4 +260,13 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
         certainty=col(lambda c: c.certainty_propagation, np.bool_),
         smart_pruning=col(lambda c: c.smart_pruning_factor, f32),
+        kld_min_gain=col(lambda c: c.minimum_kld_gain_per_node, f32),
+        kld_interval=col(lambda c: min(c.kld_gain_average_interval, 2**30), i32),
+        moves_left=col(lambda c: bool(moves_left), np.bool_),
+        ml_max_effect=col(lambda c: c.moves_left_max_effect, f32),
+        ml_threshold=col(lambda c: c.moves_left_threshold, f32),
+        ml_slope=col(lambda c: c.moves_left_slope, f32),
+        ml_constant=col(lambda c: c.moves_left_constant_factor, f32),
+        ml_scaled=col(lambda c: c.moves_left_scaled_factor, f32),
+        ml_quadratic=col(lambda c: c.moves_left_quadratic_factor, f32),
     )

@@ -146,6 +146,7 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
         in_flight=node0(tree.in_flight, 0),
         # the root's own evaluation is its first visit (mover-into-root perspective: -(W - L))
         wl_sum=node0(tree.wl_sum, wdl[:, 2] - wdl[:, 0]), d_sum=node0(tree.d_sum, wdl[:, 1]),
+        m_sum=node0(tree.m_sum, outputs.m[:batch]),
         raw_wdl=node0(tree.raw_wdl, wdl),
         edges=tree.edges.replace(
             move=pool(tree.edges.move, roots.legal),

@@ -54,7 +54,8 @@ def _best_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Arr
     return jnp.where(cand.any(), jnp.argmax(cand), -1).astype(jnp.int32)
 
 
-def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]:
+def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
+                    ) -> dict[str, chex.Array]:
     root = node_edges(tree, jnp.int32(0))
     exists = root.child >= 0
     safe = jnp.maximum(root.child, 0)
@@ -80,6 +81,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
         in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
         wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
         d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),  # [K]
+        m_sum=jnp.where(exists & moves_left, tree.m_sum[safe], jnp.nan),  # [K]
         child_status=jnp.where(exists, tree.status[safe], 0),  # [K]
         child_lower=jnp.where(exists, tree.lower[safe], -1),  # [K]
         child_upper=jnp.where(exists, tree.upper[safe], 1),  # [K]
@@ -94,6 +96,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
         root_visits=tree.visits[0],
         root_wl=tree.wl_sum[0] / jnp.maximum(tree.visits[0], 1),
         root_d=tree.d_sum[0] / jnp.maximum(tree.visits[0], 1),
+        root_m=jnp.where(moves_left, tree.m_sum[0] / jnp.maximum(tree.visits[0], 1), jnp.nan),
         raw_wdl=tree.raw_wdl[0],  # [3]
         node_count=tree.node_count,
         edge_count=tree.edge_count,
@@ -105,10 +108,15 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array) -> dict[str, chex.Array]
 
 
 @jax.jit
-def summarize(tree: Tree, draw_score: jax.Array) -> dict[str, jax.Array]:
+def summarize(tree: Tree, draw_score: jax.Array, moves_left: jax.Array | None = None
+              ) -> dict[str, jax.Array]:
     """Root statistics and PVs of every tree, small enough to bring to the host ([B, ...]
-    versions of the shapes in ``_summarize_tree``)."""
-    return jax.vmap(_summarize_tree)(tree, draw_score)
+    versions of the shapes in ``_summarize_tree``). ``moves_left`` bool [B]: the network
+    has a moves-left head (``SearchParams.moves_left``; None: no tree has), else the moves
+    left read NaN."""
+    if moves_left is None:
+        moves_left = jnp.zeros(draw_score.shape, jnp.bool_)
+    return jax.vmap(_summarize_tree)(tree, draw_score, moves_left)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,7 +168,9 @@ class SearchResult:
     starts with ``best_move``. ``prior`` is the search policy (temperature, noise);
     ``policy`` the raw network policy at temperature 1; ``v`` the network's own W - L
     of the position after each move, from the root side (NaN if it was not evaluated
-    by the network: not visited, or a game end).
+    by the network: not visited, or a game end). ``m`` is each move's mean moves left
+    (lc0's M, plies to the game's end) and ``root_moves_left`` the root's, NaN without a
+    moves-left head (and ``m`` for moves never visited).
 
     Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
     this search (the root's own evaluation included; lc0's playouts), ``depth`` their
@@ -206,6 +216,8 @@ class SearchResult:
         default_factory=lambda: np.zeros(0, np.int64))
     root_bounds: tuple[int, int] = (-1, 1)
     root_plies: int = 0
+    m: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    root_moves_left: float = float("nan")
 
     @property
     def nodes_per_second(self) -> float:
@@ -375,6 +387,7 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
         wl = summary["wl_sum"][i, :m] / n
         d = summary["d_sum"][i, :m] / n
         q = np.where(visits > 0, wl + draw_score[i] * d, np.nan).astype(np.float32)
+        m_sum = summary["m_sum"][i, :m] if "m_sum" in summary else np.full(m, np.nan)
         pvs = []
         for s, move in enumerate(moves):
             after = board.copy(stack=False)
@@ -408,6 +421,8 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             plies=summary["child_plies"][i, :m].astype(np.int64),
             root_bounds=(int(summary["root_lower"][i]), int(summary["root_upper"][i])),
             root_plies=int(summary["root_plies"][i]),
+            m=np.where(visits > 0, m_sum / n, np.nan).astype(np.float32),
+            root_moves_left=float(summary["root_m"][i]) if "root_m" in summary else np.nan,
         ))
     return results
 

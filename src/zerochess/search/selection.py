@@ -74,6 +74,7 @@ class ChildStats(NamedTuple):
     started: chex.Array  # int32 visits + visits in flight (lc0 GetNStarted), used in U
     wl: chex.Array  # float32 mean W - L from the child's mover's side, 0 if unvisited
     d: chex.Array  # float32 mean D, 0 if unvisited
+    m: chex.Array  # float32 mean moves left (lc0's M), 0 if unvisited
     prior: chex.Array  # float32
 
 
@@ -94,13 +95,41 @@ def child_stats(tree: Tree, node: chex.Array, edges: NodeEdges) -> ChildStats:
         started=started,
         wl=jnp.where(visits > 0, tree.wl_sum[safe] / n, 0.0),
         d=jnp.where(visits > 0, tree.d_sum[safe] / n, 0.0),
+        m=jnp.where(visits > 0, tree.m_sum[safe] / n, 0.0),
         prior=edges.prior,
     )
 
 
+def moves_left_utility(params: SearchParams, parent_wl: chex.Array, parent_m: chex.Array,
+                       child_m: chex.Array, q: chex.Array) -> chex.Array:
+    """lc0's moves-left utility (search.cc ``MEvaluator::GetMUtility``) of visited children.
+
+    Args:
+      params: one tree's hyperparameters (``ml_*``; ``moves_left`` False: all 0).
+      parent_wl: scalar mean W - L of the parent (either perspective: only |.| is used).
+      parent_m: scalar mean moves left of the parent (lc0 ``parent->GetM()``).
+      child_m: [K] mean moves left of each child.
+      q: [K] each child's Q from the parent's side to move (draw score included).
+
+    Returns:
+      [K] the utility to add to each visited child's Q (lc0 adds 0 for unvisited ones).
+    """
+    thr = params.ml_threshold
+    within = params.moves_left & (jnp.abs(parent_wl) > thr)
+    m = jnp.clip(params.ml_slope * (child_m - parent_m), -params.ml_max_effect,
+                 params.ml_max_effect)
+    m = m * jnp.copysign(1.0, -q)  # lc0 FastSign(-q)
+    scaled = jnp.where((thr > 0) & (thr < 1),
+                       jnp.maximum(0.0, jnp.abs(q) - thr) / jnp.maximum(1.0 - thr, 1e-12), q)
+    m = m * (params.ml_constant + params.ml_scaled * jnp.abs(scaled)
+             + params.ml_quadratic * scaled * scaled)
+    return jnp.where(within, m, 0.0)
+
+
 def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
                     stats: ChildStats) -> chex.Array:
-    """lc0's PUCT score of every child slot [K] (search.cc ``GetUCT`` + FPU)."""
+    """lc0's PUCT score of every child slot [K] (search.cc ``GetUCT`` + FPU), with the
+    moves-left utility on visited children when the network has a moves-left head."""
     is_root = node == 0
     n_parent = tree.visits[node].astype(jnp.float32)
     c_init = jnp.where(is_root, params.cpuct_root, params.cpuct)
@@ -118,6 +147,9 @@ def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: c
     fpu_value = jnp.where(is_root, params.fpu_value_root, params.fpu_value)
     fpu_absolute = jnp.where(is_root, params.fpu_absolute_root, params.fpu_absolute)
     fpu = jnp.where(fpu_absolute, fpu_value, parent_q - fpu_value * jnp.sqrt(visited_policy))
+    utility = moves_left_utility(params, tree.wl_sum[node] / node_n,
+                                 tree.m_sum[node] / node_n, stats.m, q)
+    q = jnp.where(params.moves_left, q + utility, q)  # no head: exactly the plain PUCT
     return jnp.where(stats.visits > 0, q, fpu) + u
 
 

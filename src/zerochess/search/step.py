@@ -68,6 +68,7 @@ class LeafOutputs(NamedTuple):
     priors: chex.Array  # float32 [B, K] policy over the legal moves at the search temperature
     policy: chex.Array  # float32 [B, K] the same at temperature 1
     wdl: chex.Array  # float32 [B, 3] for the side to move
+    m: chex.Array  # float32 [B] moves left (plies; 0 without a moves-left head)
 
 
 def evaluate_leaves(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
@@ -94,7 +95,9 @@ def evaluate_leaves(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
     priors = jnp.where(valid, jax.nn.softmax(safe / temperature[:, None], axis=1), 0.0)
     policy = jnp.where(valid, jax.nn.softmax(safe, axis=1), 0.0)
     wdl = jax.nn.softmax(out.wdl_logits.astype(jnp.float32), axis=-1)
-    return LeafOutputs(priors=priors, policy=policy, wdl=wdl)
+    m = (jnp.zeros(wdl.shape[:1], jnp.float32) if out.moves_left is None
+         else out.moves_left.astype(jnp.float32).reshape(wdl.shape[:1]))
+    return LeafOutputs(priors=priors, policy=policy, wdl=wdl, m=m)
 
 
 # --- expand (host) --------------------------------------------------------------------------
@@ -157,6 +160,7 @@ class Prepared(NamedTuple):
     hit: chex.Array  # bool, answered by the cache
     hit_priors: chex.Array  # float16 [B, L, K]
     hit_wdl: chex.Array  # float32 [B, L, 3]
+    hit_m: chex.Array  # float32 [B, L] moves left
     net_row: chex.Array  # int32 row in the evaluation batch, -1 if none
 
 
@@ -204,8 +208,9 @@ def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: L
     if cache is not None:
         ckey = eval_cache.cache_key(key, boards, repeated, child.rule50, temperature,
                                     history_length)
-        hit, hit_priors, hit_wdl = eval_cache.lookup(cache, ckey.reshape(-1, 2))
+        hit, hit_priors, hit_wdl, hit_m = eval_cache.lookup(cache, ckey.reshape(-1, 2))
         hit = hit.reshape(new.shape) & need
+        hit_m = hit_m.reshape(batch, width)
         hit_priors = hit_priors.reshape(batch, width, K)
         hit_wdl = hit_wdl.reshape(batch, width, 3)
     else:
@@ -213,6 +218,7 @@ def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: L
         hit = jnp.zeros_like(need)
         hit_priors = jnp.zeros((batch, width, K), PRIOR_DTYPE)
         hit_wdl = jnp.zeros((batch, width, 3), jnp.float32)
+        hit_m = jnp.zeros((batch, width), jnp.float32)
     wants = (need & ~hit).reshape(-1)
     rows = batch * width
     index = jnp.nonzero(wants, size=rows, fill_value=0)[0]
@@ -222,7 +228,7 @@ def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: L
     net = NetInputs(inputs=flat[0], temperature=flat[1], count=jnp.sum(wants, dtype=jnp.int32))
     prepared = Prepared(child=child, legal=expansion.legal, num_legal=expansion.num_legal,
                         key=key, repetitions=reps, status=status, cache_key=ckey, hit=hit,
-                        hit_priors=hit_priors, hit_wdl=hit_wdl, net_row=net_row)
+                        hit_priors=hit_priors, hit_wdl=hit_wdl, hit_m=hit_m, net_row=net_row)
     return prepared, net
 
 
@@ -233,7 +239,8 @@ def no_outputs(size: int) -> LeafOutputs:
     """Zero outputs for an evaluation batch of ``size`` rows that needs no network."""
     return LeafOutputs(priors=jnp.zeros((size, K), jnp.float32),
                        policy=jnp.zeros((size, K), jnp.float32),
-                       wdl=jnp.zeros((size, 3), jnp.float32))
+                       wdl=jnp.zeros((size, 3), jnp.float32),
+                       m=jnp.zeros((size,), jnp.float32))
 
 
 def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) -> LeafOutputs:
@@ -254,10 +261,10 @@ def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) ->
 
 
 def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array,
-            wl: chex.Array, d: chex.Array) -> Tree:
+            wl: chex.Array, d: chex.Array, m: chex.Array) -> Tree:
     """Walk every row's path from ``start`` [B, L] (-1: none) up to its root: release one
     visit in flight per node and, where ``add``, add one visit with value (wl, d) (sign
-    flipping each ply); then freeze the search-contempt nodes whose children's visits
+    flipping each ply) and moves left ``m`` (one more each ply up); then freeze the search-contempt nodes whose children's visits
     reached n_scl in this step."""
     batch = tree.batch_size
     num_nodes = tree.num_nodes
@@ -265,19 +272,21 @@ def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array
     before = tree.visits
 
     def walk(c):
-        cur, wl, visits, in_flight, wl_sum, d_sum = c
+        cur, wl, m, visits, in_flight, wl_sum, d_sum, m_sum = c
         idx = jnp.where(cur >= 0, cur, num_nodes)
         visits = visits.at[b, idx].add(add, mode="drop")
         in_flight = in_flight.at[b, idx].add(-1, mode="drop")
         wl_sum = wl_sum.at[b, idx].add(jnp.where(add > 0, wl, 0.0), mode="drop")
         d_sum = d_sum.at[b, idx].add(jnp.where(add > 0, d, 0.0), mode="drop")
+        m_sum = m_sum.at[b, idx].add(jnp.where(add > 0, m, 0.0), mode="drop")
         up = jnp.where(cur >= 0, tree.parent[b, jnp.maximum(cur, 0)], -1)
-        return up, -wl, visits, in_flight, wl_sum, d_sum
+        return up, -wl, m + 1.0, visits, in_flight, wl_sum, d_sum, m_sum
 
-    _, _, visits, in_flight, wl_sum, d_sum = jax.lax.while_loop(
+    _, _, _, visits, in_flight, wl_sum, d_sum, m_sum = jax.lax.while_loop(
         lambda c: jnp.any(c[0] >= 0), walk,
-        (start, wl, tree.visits, tree.in_flight, tree.wl_sum, tree.d_sum))
-    tree = tree.replace(visits=visits, in_flight=in_flight, wl_sum=wl_sum, d_sum=d_sum)
+        (start, wl, m, tree.visits, tree.in_flight, tree.wl_sum, tree.d_sum, tree.m_sum))
+    tree = tree.replace(visits=visits, in_flight=in_flight, wl_sum=wl_sum, d_sum=d_sum,
+                        m_sum=m_sum)
 
     # Search-contempt: an odd-depth node freezes at the backup that brings its children's
     # visits to n_scl (exactly n_scl with one leaf per step; with more, the frozen counts
@@ -344,13 +353,15 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
     """Re-bound the nodes from ``start`` (scalar, -1: none) up to the root of one tree.
 
     A node that becomes proven takes its exact value for all its visits (lc0's
-    ``MakeTerminal``), and the change is added to its ancestors (lc0's
-    ``AdjustForTerminal``), so their Q stays the mean of their subtrees' values."""
+    ``MakeTerminal``; its M becomes its ``plies``), and the change is added to its
+    ancestors (lc0's ``AdjustForTerminal``), so their Q and M stay the means of their
+    subtrees' values."""
 
     def body(c):
-        cur, cwl, cd, lower, upper, plies, wl_sum, d_sum = c
+        cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum = c
         wl_sum = wl_sum.at[cur].add(cwl)
         d_sum = d_sum.at[cur].add(cd)
+        m_sum = m_sum.at[cur].add(cm)
         view = tree.replace(lower=lower, upper=upper, plies=plies)
         lo, hi, m = child_bounds(view, cur)
         newly = (lo == hi) & (lower[cur] != upper[cur])
@@ -358,18 +369,23 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
         value_wl, value_d = proven_value(lo)
         dwl = jnp.where(newly, value_wl * visits - wl_sum[cur], 0.0)
         dd = jnp.where(newly, value_d * visits - d_sum[cur], 0.0)
+        dm = jnp.where(newly, m.astype(jnp.float32) * visits - m_sum[cur], 0.0)
         wl_sum = wl_sum.at[cur].add(dwl)
         d_sum = d_sum.at[cur].add(dd)
+        m_sum = m_sum.at[cur].add(dm)
         lower = lower.at[cur].set(lo)
         upper = upper.at[cur].set(hi)
         plies = plies.at[cur].set(jnp.where(lo == hi, m, plies[cur]))
-        return tree.parent[cur], -(cwl + dwl), cd + dd, lower, upper, plies, wl_sum, d_sum
+        return (tree.parent[cur], -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
+                wl_sum, d_sum, m_sum)
 
     zero = jnp.float32(0.0)
-    init = (start, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum, tree.d_sum)
-    _, _, _, lower, upper, plies, wl_sum, d_sum = jax.lax.while_loop(
+    init = (start, zero, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum,
+            tree.d_sum, tree.m_sum)
+    _, _, _, _, lower, upper, plies, wl_sum, d_sum, m_sum = jax.lax.while_loop(
         lambda c: c[0] >= 0, body, init)
-    return tree.replace(lower=lower, upper=upper, plies=plies, wl_sum=wl_sum, d_sum=d_sum)
+    return tree.replace(lower=lower, upper=upper, plies=plies, wl_sum=wl_sum, d_sum=d_sum,
+                        m_sum=m_sum)
 
 
 def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
@@ -412,6 +428,7 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     priors = jnp.where(prepared.hit[..., None], prepared.hit_priors,
                        outputs.priors[row].astype(PRIOR_DTYPE))
     wdl = jnp.where(prepared.hit[..., None], prepared.hit_wdl, outputs.wdl[row])
+    net_m = jnp.where(prepared.hit, prepared.hit_m, outputs.m[row])
 
     # edges: a contiguous run per new ongoing node, in row order
     need = jnp.where(ongoing, prepared.num_legal.astype(jnp.int32), 0)
@@ -434,7 +451,8 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
         key=prepared.key, repetitions=prepared.repetitions, status=prepared.status,
         lower=lower, upper=upper, plies=0,
         num_legal=prepared.num_legal, edge_start=jnp.where(has_edges, start, 0),
-        raw_wdl=jnp.where(ongoing[..., None], wdl, jnp.nan), visits=0, wl_sum=0.0, d_sum=0.0)
+        raw_wdl=jnp.where(ongoing[..., None], wdl, jnp.nan), visits=0, wl_sum=0.0, d_sum=0.0,
+        m_sum=0.0)
     slots = start[..., None] + jnp.arange(K)  # [B, L, K]
     slots = jnp.where(has_edges[..., None] & (jnp.arange(K) < need[..., None]), slots, pool)
     b3 = b[..., None]
@@ -450,9 +468,13 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     old_wl, old_d = proven_value(tree.lower[b, jnp.maximum(leaves.node, 0)])
     wl = jnp.where(term, old_wl, jnp.where(ongoing, wdl[..., 2] - wdl[..., 0], new_wl))
     d = jnp.where(term, old_d, jnp.where(ongoing, wdl[..., 1], new_d))
+    # moves left: the network's for a new ongoing leaf, 0 at a game end, a proven
+    # node's plies when visited again (lc0 backs up a terminal's M)
+    old_m = tree.plies[b, jnp.maximum(leaves.node, 0)].astype(jnp.float32)
+    m = jnp.where(term, old_m, jnp.where(ongoing, net_m, 0.0))
     backed = kept | term
     walk_from = jnp.where(backed | overflow, leaves.node, -1)
-    tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d)
+    tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d, m)
     ended = kept & (prepared.status != GameStatus.ONGOING) & params.certainty[:, None]
     tree = jax.lax.cond(ended.any(), propagate_bounds, lambda t, _: t, tree,
                         jnp.where(ended, tree.parent[b, jnp.maximum(leaves.node, 0)], -1))
@@ -468,5 +490,5 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     if cache is not None:
         cache = eval_cache.insert(cache, prepared.cache_key.reshape(-1, 2),
                                   priors.reshape(-1, K), wdl.reshape(-1, 3),
-                                  from_net.reshape(-1))
+                                  from_net.reshape(-1), net_m.reshape(-1))
     return tree, cache

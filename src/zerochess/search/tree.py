@@ -18,7 +18,10 @@ Values follow lc0: a node's ``wl_sum``/``d_sum`` are from the perspective of the
 player who made the move into the node, so a child's Q seen by its parent's side
 to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``). ``visits``
 counts completed visits (lc0's N); ``in_flight`` the visits gathered but not yet
-backed up (lc0's n_in_flight).
+backed up (lc0's n_in_flight). ``m_sum`` sums the plies left to the game's end over the
+visits, as lc0's node M averages them: a new leaf's network moves-left estimate (0
+without a moves-left head; 0 for a game end, a proven node's ``plies`` when visited
+again), plus one per ply on the way up.
 
 Certainty propagation (lc0's bounds, ``MaybeSetBounds``): ``lower``/``upper`` bound a
 node's game-theoretic value from the same mover-into-node perspective (-1 loss, 0
@@ -97,6 +100,7 @@ class Tree:
     in_flight: chex.Array  # int32 visits gathered and not yet backed up
     wl_sum: chex.Array  # float32, W - L sums, mover-into-node perspective
     d_sum: chex.Array  # float32
+    m_sum: chex.Array  # float32 sums of moves left (plies; lc0's node M = m_sum / visits)
     raw_wdl: chex.Array  # float32 [B, N, 3] network WDL for the side to move at the node
     edges: EdgePool  # [B, E + K]
     # per tree, [B, ...]
@@ -178,6 +182,7 @@ def empty_tree(batch_size: int, num_nodes: int,
         in_flight=full((b, n), 0, jnp.int32),
         wl_sum=full((b, n), 0.0, jnp.float32),
         d_sum=full((b, n), 0.0, jnp.float32),
+        m_sum=full((b, n), 0.0, jnp.float32),
         raw_wdl=full((b, n, 3), 0.0, jnp.float32),
         edges=EdgePool(move=full((b, e), -1, jnp.int16), prior=full((b, e), 0.0, PRIOR_DTYPE),
                        child=full((b, e), -1, jnp.int32), frozen=full((b, e), 0, jnp.int32)),
