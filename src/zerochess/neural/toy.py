@@ -13,7 +13,6 @@ import numpy as np
 from zerochess.chess.policy_map import NUM_MOVES
 from zerochess.neural.model import NUM_PLANES, Model, ModelOutput
 
-
 MAX_MOVES_LEFT = 60.0  # the toy moves-left head's range (plies)
 
 

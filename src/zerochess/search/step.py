@@ -264,8 +264,8 @@ def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array
             wl: chex.Array, d: chex.Array, m: chex.Array) -> Tree:
     """Walk every row's path from ``start`` [B, L] (-1: none) up to its root: release one
     visit in flight per node and, where ``add``, add one visit with value (wl, d) (sign
-    flipping each ply) and moves left ``m`` (one more each ply up); then freeze the search-contempt nodes whose children's visits
-    reached n_scl in this step."""
+    flipping each ply) and moves left ``m`` (one more each ply up); then freeze the
+    search-contempt nodes whose children's visits reached n_scl in this step."""
     batch = tree.batch_size
     num_nodes = tree.num_nodes
     b = jnp.arange(batch)[:, None]
