@@ -60,8 +60,10 @@ class SearchBatch:
 
     @property
     def finished(self) -> np.ndarray:
-        """bool [B]: the tree reached its budget, was stopped, or its smart pruning
-        (``SearchConfig.smart_pruning_factor``) decided."""
+        """bool [B]: the tree reached its budget, was stopped (the KLD-gain stopper,
+        ``SearchConfig.minimum_kld_gain_per_node``: a stopped tree stays stopped in later
+        ``run`` calls), or its smart pruning (``SearchConfig.smart_pruning_factor``)
+        decided."""
         size = len(self.boards) // len(self.shards)
         limits = [jnp.asarray(np.minimum(self.budget[k * size:(k + 1) * size], 2**31 - 1),
                               jnp.int32) for k in range(len(self.shards))]

@@ -56,6 +56,10 @@ class SearchState:
     params: SearchParams
     root_policy: chex.Array  # float32 [B, K] raw network policy at the root, softmax T=1
     stopped: chex.Array  # bool [B] the tree takes no more simulations (a stopper decided)
+    # the KLD-gain stopper's last check (lc0 KldGainStopper's prev_visits_ and
+    # prev_child_nodes_; 0 nodes: no check recorded yet)
+    kld_visits: chex.Array  # int32 [B, K] root child visits at the last check
+    kld_nodes: chex.Array  # int32 [B] root child nodes (root visits - 1) at the last check
 
 
 @chex.dataclass(frozen=True)
@@ -75,7 +79,9 @@ def empty_state(params: SearchParams, num_nodes: int, edges_per_node: int) -> Se
     batch = params.cpuct.shape[0]
     return SearchState(tree=empty_tree(batch, num_nodes, edges_per_node), params=params,
                        root_policy=jnp.zeros((batch, K), jnp.float32),
-                       stopped=jnp.zeros((batch,), jnp.bool_))
+                       stopped=jnp.zeros((batch,), jnp.bool_),
+                       kld_visits=jnp.zeros((batch, K), jnp.int32),
+                       kld_nodes=jnp.zeros((batch,), jnp.int32))
 
 
 def _dirichlet_noise(priors: chex.Array, roots: RootInputs, params: SearchParams) -> chex.Array:
@@ -163,7 +169,8 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
             max_depth=jnp.ones(batch, jnp.int32), nn_evals=jnp.ones(batch, jnp.int32))))
     return state.replace(tree=tree, params=jax.tree.map(row, state.params, params),
                          root_policy=row(state.root_policy, policy),
-                         stopped=row(state.stopped, False))
+                         stopped=row(state.stopped, False),
+                         kld_visits=row(state.kld_visits, 0), kld_nodes=row(state.kld_nodes, 0))
 
 
 def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array) -> chex.Array:
@@ -185,6 +192,37 @@ def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array) -> c
     return (factor > 0) & (tree.num_legal[0] > 0) & decided
 
 
+def kld_gain(prev_visits: chex.Array, prev_nodes: chex.Array, visits: chex.Array,
+             nodes: chex.Array) -> chex.Array:
+    """lc0's KL divergence gained between two root visit distributions (stoppers.cc
+    ``KldGainStopper``): sum over moves with prev visits of o * log(o / n), o = prev
+    visits / prev child nodes, n = visits / child nodes (float32 scalar)."""
+    old = prev_visits.astype(jnp.float32) / jnp.maximum(prev_nodes, 1).astype(jnp.float32)
+    new = visits.astype(jnp.float32) / jnp.maximum(nodes, 1).astype(jnp.float32)
+    seen = prev_visits != 0
+    terms = old * (jnp.log(jnp.where(seen, old, 1.0)) - jnp.log(jnp.where(seen, new, 1.0)))
+    return jnp.sum(jnp.where(seen, terms, 0.0))
+
+
+def kld_gain_stop(tree: Tree, params: SearchParams, prev_visits: chex.Array,
+                  prev_nodes: chex.Array) -> tuple[chex.Array, chex.Array, chex.Array]:
+    """lc0's ``KldGainStopper`` on one tree (never with ``kld_min_gain`` 0): once the root
+    has ``kld_interval`` more child nodes than at the last check, the KL gain since then
+    per new node is compared with the minimum (stop when below), else this check is
+    recorded. Returns (stop, visits, nodes) with the record to keep."""
+    edges = node_edges(tree, jnp.int32(0))
+    safe = jnp.maximum(edges.child, 0)
+    visits = jnp.where(edges.child >= 0, tree.visits[safe], 0)
+    nodes = tree.visits[0] - 1
+    due = (params.kld_min_gain > 0) & (nodes >= prev_nodes + params.kld_interval)
+    gain = kld_gain(prev_visits, prev_nodes, visits, nodes)
+    per_node = gain / jnp.maximum(nodes - prev_nodes, 1).astype(jnp.float32)
+    stop = due & (prev_nodes > 0) & (per_node < params.kld_min_gain)
+    record = due & ~stop
+    return (stop, jnp.where(record, visits, prev_visits),
+            jnp.where(record, nodes, prev_nodes))
+
+
 def select(state: SearchState, limit: chex.Array, num_leaves: int
            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
     """Gather the next group of leaves of every tree that has simulations left.
@@ -201,6 +239,10 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
     tree, params = state.tree, state.params
     width = jnp.where(params.minibatch_size > 0, jnp.minimum(params.minibatch_size, num_leaves),
                       num_leaves)
+    kld_stop, kld_visits, kld_nodes = jax.vmap(kld_gain_stop)(tree, params, state.kld_visits,
+                                                             state.kld_nodes)
+    state = state.replace(stopped=state.stopped | kld_stop, kld_visits=kld_visits,
+                          kld_nodes=kld_nodes)
     stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
     left = jnp.where(stop, 0, limit - tree.simulations)
     tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)
