@@ -38,6 +38,12 @@ then returns a fourth value, M in plies): every node keeps lc0's M, the mean ove
 visits of the leaf's M plus its distance (a game end 0, a proven node its plies), and
 selection adds lc0's moves-left utility (``MEvaluator::GetMUtility``, written from
 search.cc) to the Q of visited children.
+
+Mate check (``SearchConfig.mate_check``, zerochess's, not lc0's): a new node whose side
+to move has a move that mates (python-chess ``is_checkmate`` after each legal move) is
+proven lost for the player who moved into it, one ply from the end (its network
+evaluation is made but not backed up), and propagates like a game end; a root with a
+mating move gets search priors one-hot on the first one.
 """
 
 from __future__ import annotations
@@ -83,8 +89,19 @@ class Node:
         self.value = (0.0, 0.0)
         self.lower, self.upper, self.m = -1, 1, 0
 
-    def expand(self, evaluate: Evaluate, temperature: float) -> None:
-        """lc0's ExtendNode + the network (or the terminal result)."""
+    def mating_index(self) -> int:
+        """The first legal move that checkmates at once, -1 if none."""
+        for i, move in enumerate(self.moves):
+            self.board.push(move)
+            mate = self.board.is_checkmate()
+            self.board.pop()
+            if mate:
+                return i
+        return -1
+
+    def expand(self, evaluate: Evaluate, temperature: float, mate_check: bool = False) -> None:
+        """lc0's ExtendNode + the network (or the terminal result); with ``mate_check`` a
+        node whose side to move mates in one is proven (see the module docstring)."""
         board, moves = self.board, list(self.board.legal_moves)
         if not moves:
             self.terminal = (1.0, 0.0) if board.is_check() else (0.0, 1.0)
@@ -100,6 +117,14 @@ class Node:
             if self.parent is not None:  # stored at 16 bits below the root (as lc0 does)
                 self.priors = self.priors.astype(np.float16).astype(np.float64)
             self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
+            if mate_check and self.mating_index() >= 0:
+                if self.parent is None:
+                    self.priors = np.zeros(len(self.moves))
+                    self.priors[self.mating_index()] = 1.0
+                else:
+                    self.lower = self.upper = -1
+                    self.m = 1
+                    self.value, self.value_m = (-1.0, 0.0), 1.0
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
             self.lower = self.upper = int(self.terminal[0])
@@ -214,7 +239,8 @@ class ReferenceSearch:
         self.moves_left = moves_left
         self.n_scl = math.inf if cfg.n_scl is None else cfg.n_scl
         self.root = Node(board.copy(), 0, None)
-        self.root.expand(evaluate, cfg.policy_temperature)
+        self.mate_check = bool(getattr(cfg, "mate_check", False))
+        self.root.expand(evaluate, cfg.policy_temperature, self.mate_check)
         self.root.n, self.root.wl, self.root.d = 1, *self.root.value
         self.root.msum = self.root.value_m
         self.simulations = 0  # simulations started (collisions excluded)
@@ -279,10 +305,10 @@ class ReferenceSearch:
             if leaf is None:
                 continue
             if leaf.n == 0:
-                leaf.expand(self.evaluate, self.cfg.policy_temperature)
+                leaf.expand(self.evaluate, self.cfg.policy_temperature, self.mate_check)
                 wl, d = leaf.value
                 m = leaf.value_m
-                if leaf.terminal is not None:
+                if leaf.terminal is not None or leaf.proven():
                     ended.append(leaf)
             else:
                 wl, d, m = float(leaf.lower), 1.0 - abs(leaf.lower), float(leaf.m)

@@ -43,9 +43,10 @@ def _worker_main(conn: multiprocessing.connection.Connection) -> None:
             return
         if msg is None:
             return
-        fields, move_index = msg
+        fields, move_index, mate_check = msg
         try:
-            reply: tuple[str, Any] = ("ok", expand_batch(PositionArrays(*fields), move_index))
+            reply: tuple[str, Any] = ("ok", expand_batch(PositionArrays(*fields), move_index,
+                                                         mate_check))
         except Exception as exc:  # forwarded to the caller
             reply = ("err", exc)
         try:
@@ -87,7 +88,8 @@ def _shutdown(procs: list[Any], conns: list[multiprocessing.connection.Connectio
 
 
 class Expander:
-    """Callable ``(parent PositionArrays [n], move_index int [n]) -> Expansion``.
+    """Callable ``(parent PositionArrays [n], move_index int [n], mate_check bool [n] | None)
+    -> Expansion``.
 
     Args:
       num_workers: worker processes; 0 runs inline in this process. ``None`` uses
@@ -131,13 +133,18 @@ class Expander:
             # Runs on close(), garbage collection or interpreter exit, whichever is first.
             self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._conns)
 
-    def __call__(self, parent: PositionArrays, move_index: Any) -> Expansion:
+    def __call__(self, parent: PositionArrays, move_index: Any,
+                 mate_check: Any = None) -> Expansion:
         """Expand every row; see ``rules.expand_batch`` for shapes and errors."""
         move_index = np.asarray(move_index).reshape(-1)
         n = move_index.shape[0]
+        if mate_check is not None:
+            mate_check = np.asarray(mate_check, bool).reshape(-1)
+            if not mate_check.any():
+                mate_check = None
         chunks = min(self.num_workers, n // MIN_ROWS_PER_WORKER)
         if self.num_workers == 0 or chunks < 2:
-            return expand_batch(parent, move_index)
+            return expand_batch(parent, move_index, mate_check)
         if self._closed:
             raise RuntimeError("Expander is closed (or a previous call was interrupted)")
         fields = tuple(np.ascontiguousarray(f) for f in parent)
@@ -146,7 +153,7 @@ class Expander:
             if self._finalizer is None:
                 self._start()
             try:
-                parts = self._exchange(fields, move_index, bounds)
+                parts = self._exchange(fields, move_index, mate_check, bounds)
             except BaseException:
                 # Pipes may hold unread replies now; never reuse them.
                 self.close()
@@ -157,13 +164,15 @@ class Expander:
         return Expansion.concatenate([p[1] for p in parts])
 
     def _exchange(
-        self, fields: tuple[np.ndarray, ...], move_index: np.ndarray, bounds: np.ndarray
+        self, fields: tuple[np.ndarray, ...], move_index: np.ndarray,
+        mate_check: np.ndarray | None, bounds: np.ndarray
     ) -> list[tuple[str, Any]]:
         used = len(bounds) - 1
         for w in range(used):
             a, b = int(bounds[w]), int(bounds[w + 1])
             try:
-                self._conns[w].send((tuple(f[a:b] for f in fields), move_index[a:b]))
+                self._conns[w].send((tuple(f[a:b] for f in fields), move_index[a:b],
+                                     None if mate_check is None else mate_check[a:b]))
             except OSError as exc:  # broken pipe: the worker is gone
                 self._raise_dead(w, exc)
         parts = []

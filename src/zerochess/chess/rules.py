@@ -54,17 +54,21 @@ class Expansion(NamedTuple):
     legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
     num_legal: np.ndarray  # int16 [n]
     status: np.ndarray  # int8 [n]: GameStatus of the child
+    # int16 [n]: where the mate check was asked for, the slot (index into ``legal``) of a
+    # move that mates at once, the first in legal-move order; -1 otherwise
+    mate_slot: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> Expansion:
         """``n`` rows with nothing expanded: the shape and dtype of every field (what the
         search tells ``jax.pure_callback`` to expect) and the values of rows left unexpanded."""
         return cls(child=empty_positions(np, (n,)), legal=np.full((n, _K), -1, np.int16),
-                   num_legal=np.zeros(n, np.int16), status=np.zeros(n, np.int8))
+                   num_legal=np.zeros(n, np.int16), status=np.zeros(n, np.int8),
+                   mate_slot=np.full(n, -1, np.int16))
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """All fields as one flat tuple (the child's fields first)."""
-        return (*self.child, self.legal, self.num_legal, self.status)
+        return (*self.child, self.legal, self.num_legal, self.status, self.mate_slot)
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[np.ndarray]) -> Expansion:
@@ -157,7 +161,21 @@ def _decode_moves(
     return frm * valid, to * valid, promo * valid
 
 
-def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
+def mating_move(board: chess.Board, moves: Sequence[chess.Move]) -> int:
+    """The index in ``moves`` (``board``'s legal moves) of the first move that checkmates at
+    once, -1 if none. Only moves that give check can mate, so only those are played."""
+    for i, move in enumerate(moves):
+        if board.gives_check(move):
+            board.push(move)
+            mate = not any(board.generate_legal_moves())
+            board.pop()
+            if mate:
+                return i
+    return -1
+
+
+def expand_batch(parent: PositionArrays, move_index: np.ndarray,
+                 mate_check: np.ndarray | None = None) -> Expansion:
     """Play ``move_index[i]`` in ``parent[i]`` and describe each child.
 
     Args:
@@ -165,10 +183,12 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
         castling/rule50/fullmove int32[n]). ``ep`` may be -1 or the (legal) ep target square.
       move_index: int [n] lc0 1858 indices in the mover's frame, or -1 for "no move:
         describe the parent itself".
+      mate_check: bool [n] rows whose child is searched for a mate in one of its side to
+        move (``mating_move``; only where the game goes on), or None: no row.
 
     Returns:
-      ``Expansion`` with the child arrays [n], legal int16 [n, 218], num_legal int16 [n]
-      and status int8 [n] (``GameStatus``; never ``REPETITION``).
+      ``Expansion`` with the child arrays [n], legal int16 [n, 218], num_legal int16 [n],
+      status int8 [n] (``GameStatus``; never ``REPETITION``) and mate_slot int16 [n].
 
     Raises:
       ValueError: if an index is out of range or not a legal move of its parent.
@@ -206,6 +226,9 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
     out_rule50: list[int] = []
     out_fullmove: list[int] = []
     status = np.zeros(n, np.int8)
+    mate_slot = np.full(n, -1, np.int16)
+    check_l = (np.zeros(n, bool) if mate_check is None
+               else np.asarray(mate_check, bool).reshape(n)).tolist()
     counts: list[int] = []
     mv_from: list[int] = []
     mv_to: list[int] = []
@@ -258,6 +281,8 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
             status[i] = GameStatus.INSUFFICIENT
         elif b.halfmove_clock >= 100:
             status[i] = GameStatus.RULE50
+        elif check_l[i]:
+            mate_slot[i] = mating_move(b, moves)
 
     types_a = np.array(out_types, np.uint64).reshape(n, 6)
     white_a = np.array(out_white, np.uint64).reshape(n)
@@ -287,4 +312,5 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray) -> Expansion:
         starts = np.cumsum(counts_a) - counts_a
         col = np.arange(total) - np.repeat(starts, counts_a)
         legal[row, col] = idx
-    return Expansion(child=child, legal=legal, num_legal=counts_a.astype(np.int16), status=status)
+    return Expansion(child=child, legal=legal, num_legal=counts_a.astype(np.int16), status=status,
+                     mate_slot=mate_slot)

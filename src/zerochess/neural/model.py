@@ -35,6 +35,9 @@ class Model:
     apply: ApplyFn
     params: Any
     has_moves_left: bool = False
+    # the search's default for ``SearchConfig.mate_check`` (None there): a mate in one at a
+    # new node is proven at expansion (the built-in evaluator's policy misses some)
+    mate_check: bool = False
     light: bool = False  # cheaper than host move generation: searches need not shard
 
     def __call__(self, planes: jax.Array) -> ModelOutput:

@@ -312,7 +312,8 @@ class Searcher:
             net_params = self._net_params(params)
         states = []
         for a, b in self._shard_bounds(len(boards)):
-            search_params = stack_configs(configs[a:b], self.model.has_moves_left)
+            search_params = stack_configs(configs[a:b], self.model.has_moves_left,
+                                          self.model.mate_check)
             state = _empty(search_params, self.max_nodes, self.edges_per_node)
             states.append(self._start(state, np.arange(b - a), boards[a:b], search_params,
                                       keys[a:b], net_params))
@@ -360,7 +361,8 @@ class Searcher:
                 shards[k] = self._start(
                     shards[k], np.array([slots[i] - k * size for i in mine]),
                     [boards[i] for i in mine], stack_configs([configs[i] for i in mine],
-                                                 self.model.has_moves_left),
+                                                 self.model.has_moves_left,
+                                                 self.model.mate_check),
                     keys[mine], net_params)
         new_boards = list(batch.boards)
         budget, spent = batch.budget.copy(), batch.search_time_s.copy()
@@ -374,7 +376,7 @@ class Searcher:
         """Evaluate ``boards``' roots and write them into ``slots`` of ``state``."""
         size = state.tree.batch_size
         count = len(boards)
-        roots = self.prepare_roots(boards, keys)
+        roots = self.prepare_roots(boards, keys, np.asarray(params.mate_check))
         pad = size - count
         if pad:  # unused rows (index ``size``: written nowhere)
             roots, params = jax.tree.map(
@@ -387,9 +389,11 @@ class Searcher:
         index[:count] = slots
         return _write_roots(state, index, roots, params, outputs)
 
-    def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray) -> RootInputs:
+    def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray,
+                      mate_check: np.ndarray | None = None) -> RootInputs:
         """Host side of init: root positions, legal moves, history; ``keys`` uint32 [B, 2]
-        (``batch_keys``) seed each tree's random choices."""
+        (``batch_keys``) seed each tree's random choices; ``mate_check`` bool [B]: the roots
+        searched for a mating move (``SearchConfig.mate_check``)."""
         positions, histories = [], []
         for i, board in enumerate(boards):
             outcome = board.outcome(claim_draw=False)
@@ -400,13 +404,15 @@ class Searcher:
             positions.append(chess_state.from_board(board))
             histories.append(root_history(board))
         position = chess_state.stack(positions)
-        exp = self.expander(position, np.full(len(boards), -1, np.int16))
+        moves = np.full(len(boards), -1, np.int16)
+        exp = (self.expander(position, moves, mate_check)
+               if mate_check is not None and np.any(mate_check) else self.expander(position, moves))
         status = exp.status.copy()
         status[~np.isin(status, (GameStatus.CHECKMATE, GameStatus.STALEMATE))] = GameStatus.ONGOING
         return RootInputs(  # numpy: the programs take it as is (no device op per field)
             position=position, legal=exp.legal, num_legal=exp.num_legal, status=status,
             history=jax.tree.map(lambda *rows: np.stack(rows), *histories),
-            rng_key=np.asarray(keys, np.uint32),
+            rng_key=np.asarray(keys, np.uint32), mate_slot=exp.mate_slot.copy(),
         )
 
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],

@@ -89,6 +89,14 @@ class SearchConfig:
     moves_left_constant_factor: float = 0.0
     moves_left_scaled_factor: float = 1.6521
     moves_left_quadratic_factor: float = -0.6521
+    # zerochess's mate check (no lc0 option; not lc0's search): a new node whose side to
+    # move has a move that mates at once is a proven win for that side (lc0's bounds; its
+    # network evaluation is still made) and a root with one searches that move first
+    # (its search priors become one-hot on it). Found by python-chess at expansion: only
+    # the moves that give check are played. None: the model's default
+    # (``Model.mate_check``: on for the built-in evaluator, off for lc0 networks, so
+    # lc0-equivalence comparisons search as lc0 does).
+    mate_check: bool | None = None
 
     def __post_init__(self) -> None:
         # Types and ranges: lc0's option ranges where lc0 has the option (params.cc);
@@ -100,7 +108,8 @@ class SearchConfig:
                 continue
             object.__setattr__(self, name,
                                as_real(value, f"SearchConfig.{name}", low, high, low_open))
-        for name in ("fpu_absolute", "fpu_absolute_root", "certainty_propagation"):
+        for name in ("fpu_absolute", "fpu_absolute_root", "certainty_propagation",
+                     "mate_check"):
             value = getattr(self, name)
             if not (value is None and name in _OPTIONAL):
                 object.__setattr__(self, name, as_flag(value, f"SearchConfig.{name}"))
@@ -175,7 +184,7 @@ _COUNT_RANGES: dict[str, tuple[int, int]] = {
 }
 MAX_MINIBATCH = 1024  # lc0's MinibatchSize range (0 there: the backend picks; None here)
 _OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_root",
-             "fpu_absolute_root"}
+             "fpu_absolute_root", "mate_check"}
 
 
 @chex.dataclass(frozen=True)
@@ -217,11 +226,14 @@ class SearchParams:
     ml_constant: chex.Array  # float32 MovesLeftConstantFactor
     ml_scaled: chex.Array  # float32 MovesLeftScaledFactor
     ml_quadratic: chex.Array  # float32 MovesLeftQuadraticFactor
+    mate_check: chex.Array  # bool: new nodes are checked for a mate in one (host)
 
 
-def stack_configs(configs: list[SearchConfig], moves_left: bool = False) -> SearchParams:
+def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
+                  mate_check: bool = False) -> SearchParams:
     """Per-tree arrays [B] from one config per tree; ``moves_left``: the network has a
-    moves-left head (``Model.has_moves_left``), which turns the moves-left utility on."""
+    moves-left head (``Model.has_moves_left``), which turns the moves-left utility on;
+    ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``)."""
 
     def col(fn, dtype):
         return jnp.asarray(np.array([fn(c) for c in configs], dtype=dtype))
@@ -269,4 +281,6 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False) -> Sear
         ml_constant=col(lambda c: c.moves_left_constant_factor, f32),
         ml_scaled=col(lambda c: c.moves_left_scaled_factor, f32),
         ml_quadratic=col(lambda c: c.moves_left_quadratic_factor, f32),
+        mate_check=col(lambda c: bool(mate_check) if c.mate_check is None else c.mate_check,
+                       np.bool_),
     )

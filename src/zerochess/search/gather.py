@@ -67,6 +67,7 @@ class ExpandRequest(NamedTuple):
     parent: PositionArrays  # the positions the new leaves' moves are played in
     move: chex.Array  # int16 lc0 1858 index of the move to play
     mask: chex.Array  # bool, rows to expand; the others come back as ``Expansion.empty`` rows
+    mate_check: chex.Array  # bool, rows whose child is checked for a mate in one
 
 
 class _Descent(NamedTuple):
@@ -237,8 +238,12 @@ def gather(tree: Tree, params: SearchParams, quota: chex.Array,
     return tree, g.leaves
 
 
-def expand_request(tree: Tree, leaves: Leaves) -> ExpandRequest:
-    """The new leaves' parent positions and moves, [B, L] (device)."""
+def expand_request(tree: Tree, leaves: Leaves, mate_check: chex.Array | None = None
+                   ) -> ExpandRequest:
+    """The new leaves' parent positions and moves, [B, L] (device); ``mate_check`` bool [B]
+    (``SearchParams.mate_check``): the trees whose new leaves are checked for a mate in one."""
     b = jnp.arange(tree.batch_size)[:, None]
     parent = jax.tree.map(lambda field: field[b, jnp.maximum(leaves.parent, 0)], tree.position)
-    return ExpandRequest(parent=parent, move=leaves.move, mask=leaves.kind == NEW)
+    mask = leaves.kind == NEW
+    check = mask & (False if mate_check is None else mate_check[:, None])
+    return ExpandRequest(parent=parent, move=leaves.move, mask=mask, mate_check=check)

@@ -72,6 +72,7 @@ class RootInputs:
     status: chex.Array  # int8 [B] GameStatus: only checkmate/stalemate end a game at a root
     history: RootHistory  # [B, ...] the game before each root
     rng_key: chex.Array  # uint32 [B, 2]
+    mate_slot: chex.Array  # int16 [B] a mating move's slot (the mate check), -1 if none
 
 
 def empty_state(params: SearchParams, num_nodes: int, edges_per_node: int) -> SearchState:
@@ -128,6 +129,10 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
     wdl = outputs.wdl[:batch]
     policy = outputs.policy[:batch]
     priors = _dirichlet_noise(outputs.priors[:batch], roots, params)
+    # the mate check: a root with a mating move searches it first (one-hot search priors)
+    mate = roots.mate_slot[:, None] >= 0
+    priors = jnp.where(mate, (jnp.arange(K)[None, :] == roots.mate_slot[:, None]).astype(
+        priors.dtype), priors)
     pos = roots.position
     tree = state.tree
 
@@ -248,7 +253,8 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
     tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)
     stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
     left = jnp.where(stop, 0, jnp.maximum(limit - tree.simulations, 0))
-    return state.replace(tree=tree), leaves, expand_request(tree, leaves), left
+    return (state.replace(tree=tree), leaves, expand_request(tree, leaves, params.mate_check),
+            left)
 
 
 def finish_select(state: SearchState, cache: EvalCache | None, leaves: Leaves,

@@ -88,7 +88,8 @@ def _make_recurrent_fn(apply_fn: Callable, host_expand: HostExpand, temperature:
         b = jnp.arange(action.shape[0])
         live = (node.status == GameStatus.ONGOING) & (action < node.num_legal)
         exp = expand(host_expand, ExpandRequest(parent=node.position,
-                                                move=node.legal[b, action], mask=live))
+                                                move=node.legal[b, action], mask=live,
+                                                mate_check=jnp.zeros_like(live)))
         child = exp.child
         depth = node.depth + 1
         key = position_hash(jnp, child.board, child.turn, child.castling, child.ep)

@@ -105,10 +105,11 @@ def evaluate_leaves(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
 HostExpand = Callable[[ExpandRequest], Expansion]
 
 
-def make_host_expand(expander: Callable[[PositionArrays, np.ndarray], Expansion]) -> HostExpand:
+def make_host_expand(expander: Callable[..., Expansion]) -> HostExpand:
     """The host expansion: an ``Expander`` (or ``rules.expand_batch``) applied to the masked
     rows of a request of any leading shape (numpy in, numpy ``Expansion`` of that shape out;
-    rows not in the mask are ``Expansion.empty`` rows)."""
+    rows not in the mask are ``Expansion.empty`` rows). The request's ``mate_check`` rows
+    are passed on as the expander's third argument (only when there are any)."""
 
     def host_expand(request: ExpandRequest) -> Expansion:
         mask = np.asarray(request.mask)
@@ -120,7 +121,9 @@ def make_host_expand(expander: Callable[[PositionArrays, np.ndarray], Expansion]
             parent = PositionArrays(*(np.asarray(f).reshape(flat.shape[0], *np.shape(f)[
                 len(shape):])[rows] for f in request.parent))
             moves = np.asarray(request.move).reshape(-1)[rows].astype(np.int16)
-            out.set_rows(rows, expander(parent, moves))
+            check = np.asarray(request.mate_check).reshape(-1)[rows]
+            out.set_rows(rows, expander(parent, moves, check) if check.any()
+                         else expander(parent, moves))
         return jax.tree.map(lambda a: a.reshape(*shape, *a.shape[1:]), out)
 
     return host_expand
@@ -161,6 +164,7 @@ class Prepared(NamedTuple):
     hit_priors: chex.Array  # float16 [B, L, K]
     hit_wdl: chex.Array  # float32 [B, L, 3]
     hit_m: chex.Array  # float32 [B, L] moves left
+    mate: chex.Array  # bool [B, L] an ongoing new leaf whose side to move mates in one
     net_row: chex.Array  # int32 row in the evaluation batch, -1 if none
 
 
@@ -228,7 +232,8 @@ def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: L
     net = NetInputs(inputs=flat[0], temperature=flat[1], count=jnp.sum(wants, dtype=jnp.int32))
     prepared = Prepared(child=child, legal=expansion.legal, num_legal=expansion.num_legal,
                         key=key, repetitions=reps, status=status, cache_key=ckey, hit=hit,
-                        hit_priors=hit_priors, hit_wdl=hit_wdl, hit_m=hit_m, net_row=net_row)
+                        hit_priors=hit_priors, hit_wdl=hit_wdl, hit_m=hit_m,
+                        mate=(expansion.mate_slot >= 0) & need, net_row=net_row)
     return prepared, net
 
 
@@ -444,12 +449,16 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
         dropped=tree.dropped + jnp.sum(overflow, axis=1, dtype=jnp.int32),
         edges=tree.edges.replace(child=child))
 
-    # the new nodes
+    # the new nodes; one whose side to move mates in one (the mate check) is a proven loss
+    # for the player who moved into it, one ply from the game's end
+    mate = prepared.mate & kept
     lower, upper = status_bounds(prepared.status)
+    lower = jnp.where(mate, jnp.int8(-1), lower)
+    upper = jnp.where(mate, jnp.int8(-1), upper)
     tree = write_nodes(
         tree, jnp.where(kept, leaves.node, num_nodes), position=prepared.child,
         key=prepared.key, repetitions=prepared.repetitions, status=prepared.status,
-        lower=lower, upper=upper, plies=0,
+        lower=lower, upper=upper, plies=jnp.where(mate, 1, 0).astype(jnp.int16),
         num_legal=prepared.num_legal, edge_start=jnp.where(has_edges, start, 0),
         raw_wdl=jnp.where(ongoing[..., None], wdl, jnp.nan), visits=0, wl_sum=0.0, d_sum=0.0,
         m_sum=0.0)
@@ -463,19 +472,21 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
         frozen=tree.edges.frozen.at[b3, slots].set(0, mode="drop")))
 
     # values: the network's (or the cache's) for a new ongoing leaf, the result of a
-    # terminal one, the stored result of a terminal node visited again
+    # terminal one (or one proven by the mate check), the stored result of a terminal node
+    # visited again
     new_wl, new_d = proven_value(lower)
     old_wl, old_d = proven_value(tree.lower[b, jnp.maximum(leaves.node, 0)])
-    wl = jnp.where(term, old_wl, jnp.where(ongoing, wdl[..., 2] - wdl[..., 0], new_wl))
-    d = jnp.where(term, old_d, jnp.where(ongoing, wdl[..., 1], new_d))
+    valued = ongoing & ~mate
+    wl = jnp.where(term, old_wl, jnp.where(valued, wdl[..., 2] - wdl[..., 0], new_wl))
+    d = jnp.where(term, old_d, jnp.where(valued, wdl[..., 1], new_d))
     # moves left: the network's for a new ongoing leaf, 0 at a game end, a proven
     # node's plies when visited again (lc0 backs up a terminal's M)
     old_m = tree.plies[b, jnp.maximum(leaves.node, 0)].astype(jnp.float32)
-    m = jnp.where(term, old_m, jnp.where(ongoing, net_m, 0.0))
+    m = jnp.where(term, old_m, jnp.where(valued, net_m, jnp.where(mate, 1.0, 0.0)))
     backed = kept | term
     walk_from = jnp.where(backed | overflow, leaves.node, -1)
     tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d, m)
-    ended = kept & (prepared.status != GameStatus.ONGOING) & params.certainty[:, None]
+    ended = kept & ((prepared.status != GameStatus.ONGOING) | mate) & params.certainty[:, None]
     tree = jax.lax.cond(ended.any(), propagate_bounds, lambda t, _: t, tree,
                         jnp.where(ended, tree.parent[b, jnp.maximum(leaves.node, 0)], -1))
 

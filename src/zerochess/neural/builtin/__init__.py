@@ -75,9 +75,13 @@ def builtin_apply(params: Params, planes: jax.Array) -> ModelOutput:
 
 
 def builtin_model() -> Model:
-    """The embedded default evaluator (no weights): ``Model("builtin", builtin_apply, params)``."""
+    """The embedded default evaluator (no weights): ``Model("builtin", builtin_apply, params)``.
+
+    Its searches check new nodes for a mate in one by default (``Model.mate_check``,
+    ``SearchConfig.mate_check``): its hand-written policy ranks some mating moves too low
+    for a search of a few dozen visits to try them (issue 11)."""
     return Model(name="builtin", apply=builtin_apply, params=default_params(),
-                 has_moves_left=False, light=True)
+                 has_moves_left=False, light=True, mate_check=True)
 
 
 __all__ = [

@@ -1,0 +1,154 @@
+"""The mate check (``SearchConfig.mate_check``): the host finds mates in one at expansion
+(against python-chess brute force), the device search with it equals the plain-Python
+reference node by node, mate-in-1/2 puzzles are proven with few visits, and it follows
+``Model.mate_check`` by default (on for the built-in evaluator, off for other networks).
+
+Puzzle positions: Lichess puzzle database (CC0), as in ``test_certainty``."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import chess
+import numpy as np
+import pytest
+from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes, _evaluate
+
+from zerochess.bench.puzzles import forces_mate, load_puzzles
+from zerochess.chess import state as chess_state
+from zerochess.chess.expander import Expander
+from zerochess.chess.policy_map import index_to_move
+from zerochess.chess.rules import expand_batch
+from zerochess.neural import load_model
+from zerochess.neural.toy import linear_model
+from zerochess.search.api import Searcher, tree_key
+from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.selection import contempt_uniform
+
+from gather_reference import ReferenceSearch, walk
+
+MODEL = linear_model(seed=3)
+
+
+def _random_positions(count: int, seed: int = 5) -> list[chess.Board]:
+    rng = random.Random(seed)
+    out = [chess.Board(f) for f in MATE_IN_1 + MATE_IN_2 + SMALL]
+    out += [p.board for p in load_puzzles()[::5]]  # mates in 1 and 2 from the bench set
+    while len(out) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(10, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            # prefer checks and captures: positions near mates
+            sharp = [m for m in moves if board.gives_check(m) or board.is_capture(m)]
+            board.push(rng.choice(sharp if sharp and rng.random() < 0.6 else moves))
+        if not board.is_game_over():
+            out.append(board)
+    return out
+
+
+def test_mate_slot_equals_python_chess():
+    boards = _random_positions(300)
+    positions = chess_state.stack([chess_state.from_board(b) for b in boards])
+    n = len(boards)
+    check = np.arange(n) % 7 != 3  # some rows not asked: -1 whatever the position
+    exp = expand_batch(positions, np.full(n, -1, np.int16), check)
+    found = 0
+    for i, board in enumerate(boards):
+        mating = []
+        for move in board.legal_moves:
+            board.push(move)
+            if board.is_checkmate():
+                mating.append(move)
+            board.pop()
+        slot = int(exp.mate_slot[i])
+        if not check[i] or not mating:
+            assert slot == -1, (i, board.fen())
+            continue
+        found += 1
+        assert 0 <= slot < int(exp.num_legal[i])
+        move = index_to_move(board, int(exp.legal[i, slot]))
+        assert move in mating, (board.fen(), move, mating)
+    assert found >= 10, "too few mates in one among the positions: the test is idle"
+    plain = expand_batch(positions, np.full(n, -1, np.int16))
+    assert np.all(plain.mate_slot == -1)
+    # the worker processes give the same answer
+    with Expander(2) as workers:
+        np.testing.assert_array_equal(workers(positions, np.full(n, -1, np.int16),
+                                              check).mate_slot, exp.mate_slot)
+
+
+@functools.cache
+def _toy_searcher(leaves: int) -> Searcher:
+    return Searcher(MODEL, max_nodes=400, leaves_per_step=leaves, expander=Expander(0),
+                    groups=1, shards=1)
+
+
+@pytest.mark.parametrize("leaves,certainty", [(1, True), (1, False)], ids=["L1", "L1-off"])
+def test_mate_check_search_equals_reference(leaves, certainty):
+    """Visits, bounds and M of every node equal the reference with the mate check."""
+    sims = 120
+    boards = [chess.Board(f) for f in SMALL + MATE_IN_1[:2] + MATE_IN_2[:2]]
+    cfg = SearchConfig(certainty_propagation=certainty, mate_check=True)
+    searcher = _toy_searcher(leaves)
+    batch = searcher.run(searcher.init(boards, cfg, seed=3), sims)
+    checked = 0
+    for i, board in enumerate(boards):
+        key = tree_key(3, i)
+        ref = ReferenceSearch(board, cfg, _evaluate,
+                              lambda draw, depth, key=key: float(contempt_uniform(key, draw,
+                                                                                   depth)),
+                              leaves)
+        ref.run(sims)
+        want = {path: (n.n, n.lower, n.upper, n.m if n.proven() else None)
+                for path, n in walk(ref.root).items() if n.n > 0}
+        got = _device_nodes(batch.state, i, board)
+        assert got == want, (i, board.fen(), sorted(set(got.items()) ^ set(want.items()))[:6])
+        checked += sum(1 for n in walk(ref.root).values()
+                       if n.n > 0 and n.parent is not None and n.terminal is None
+                       and n.proven() and n.m == 1)
+    assert checked > 0, "no node was proven by the mate check: the test is idle"
+
+
+def test_toy_network_finds_mate_in_one_only_with_the_check():
+    boards = [chess.Board(f) for f in MATE_IN_1]
+    searcher = _toy_searcher(1)
+    on = searcher.search(boards, SearchConfig(mate_check=True), num_simulations=4, seed=1)
+    off = searcher.search(boards, SearchConfig(), num_simulations=4, seed=1)
+    for board, res in zip(boards, on, strict=True):
+        after = board.copy()
+        after.push(res.best_move)
+        assert after.is_checkmate() and res.mate() == 1
+    assert sum(r.mate() == 1 for r in off) < len(boards)
+
+
+@functools.cache
+def _builtin_searcher() -> Searcher:
+    return Searcher(load_model("builtin"), max_nodes=700, expander=Expander(0), shards=1)
+
+
+def test_builtin_proves_mate_in_two():
+    """The built-in evaluator (mate check on by default) proves the mate-in-2 puzzles;
+    its best move forces mate in 2 (python-chess brute force)."""
+    boards = [chess.Board(f) for f in MATE_IN_2]
+    results = _builtin_searcher().search(boards, SearchConfig(), num_simulations=600, seed=0)
+    for board, res in zip(boards, results, strict=True):
+        assert res.mate() == 2, (board.fen(), res.best_move)
+        after = board.copy()
+        after.push(res.best_move)
+        assert forces_mate(board, 2)
+        replies = list(after.legal_moves)
+        for reply in replies:
+            after.push(reply)
+            assert forces_mate(after, 1), (board.fen(), res.best_move, reply)
+            after.pop()
+
+
+def test_default_follows_the_model():
+    cfgs = [SearchConfig(), SearchConfig(mate_check=False), SearchConfig(mate_check=True)]
+    assert list(np.asarray(stack_configs(cfgs, mate_check=True).mate_check)) == [
+        True, False, True]
+    assert list(np.asarray(stack_configs(cfgs).mate_check)) == [False, False, True]
+    assert load_model("builtin").mate_check and not MODEL.mate_check
