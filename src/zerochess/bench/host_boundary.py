@@ -86,12 +86,15 @@ def measure(boards: Sequence[chess.Board], leaves: int = 1024, seed: int = 0,
     index = np.array([move_to_index(b, m) for b, m in zip(rows, moves, strict=True)],
                      np.int16)
     ours = _best_per_leaf(lambda: expand_batch(parent, index), leaves, repeats)
+    check = np.ones(leaves, bool)  # SearchConfig.mate_check: every child searched for a mate
+    with_check = _best_per_leaf(lambda: expand_batch(parent, index, check), leaves, repeats)
     plain = {name: _best_per_leaf(fn, leaves, repeats)
              for name, fn in baselines(rows, moves).items()}
     fastest = min(("copy", "push_pop"), key=plain.__getitem__)
     out: dict[str, Any] = {
         "leaves": leaves,
         "expand_batch_us_per_leaf": ours * 1e6,
+        "expand_batch_mate_check_us_per_leaf": with_check * 1e6,
         "python_chess_us_per_leaf": {k: v * 1e6 for k, v in plain.items()},
         "fastest_python_chess": fastest,
         "ratio_vs_fastest": ours / plain[fastest],
@@ -109,7 +112,9 @@ def measure(boards: Sequence[chess.Board], leaves: int = 1024, seed: int = 0,
 def describe(hb: dict[str, Any]) -> str:
     """One line with every figure."""
     pc = hb["python_chess_us_per_leaf"]
-    text = (f"host boundary per leaf: expand_batch {hb['expand_batch_us_per_leaf']:.1f} us; "
+    text = (f"host boundary per leaf: expand_batch {hb['expand_batch_us_per_leaf']:.1f} us"
+            + (f" ({hb['expand_batch_mate_check_us_per_leaf']:.1f} us with the mate check)"
+               if "expand_batch_mate_check_us_per_leaf" in hb else "") + "; "
             f"python-chess resident board push/pop {pc['push_pop']:.1f} us, "
             f"copy(stack=False) {pc['copy']:.1f} us, Board(fen) {pc['fen']:.1f} us -> "
             f"{hb['ratio_vs_fastest']:.2f}x the fastest plain python-chess "

