@@ -43,7 +43,7 @@ Mate check (``SearchConfig.mate_check``, zerochess's, not lc0's): a new node who
 to move has a move that mates (python-chess ``is_checkmate`` after each legal move) is
 proven lost for the player who moved into it, one ply from the end (its network
 evaluation is made but not backed up), and propagates like a game end; a root with a
-mating move gets search priors one-hot on the first one.
+mating move (else a check that forces mate in two) gets search priors one-hot on it.
 """
 
 from __future__ import annotations
@@ -99,6 +99,35 @@ class Node:
                 return i
         return -1
 
+    def checking_mate_in_two(self) -> int:
+        """The first checking move after which every reply allows a mate in one (brute
+        force; a reply reaching the 50-move limit defends), -1 if none."""
+        board = self.board
+        for i, move in enumerate(self.moves):
+            if not board.gives_check(move):
+                continue
+            board.push(move)
+            replies = list(board.legal_moves)
+            forced = bool(replies)
+            for reply in replies:
+                board.push(reply)
+                mates = False
+                if board.halfmove_clock < 100:
+                    for answer in list(board.legal_moves):
+                        board.push(answer)
+                        mates = board.is_checkmate()
+                        board.pop()
+                        if mates:
+                            break
+                board.pop()
+                if not mates:
+                    forced = False
+                    break
+            board.pop()
+            if forced:
+                return i
+        return -1
+
     def expand(self, evaluate: Evaluate, temperature: float, mate_check: bool = False) -> None:
         """lc0's ExtendNode + the network (or the terminal result); with ``mate_check`` a
         node whose side to move mates in one is proven (see the module docstring)."""
@@ -117,14 +146,16 @@ class Node:
             if self.parent is not None:  # stored at 16 bits below the root (as lc0 does)
                 self.priors = self.priors.astype(np.float16).astype(np.float64)
             self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
-            if mate_check and self.mating_index() >= 0:
-                if self.parent is None:
+            if mate_check and self.parent is None:
+                key = self.mating_index()
+                key = key if key >= 0 else self.checking_mate_in_two()
+                if key >= 0:
                     self.priors = np.zeros(len(self.moves))
-                    self.priors[self.mating_index()] = 1.0
-                else:
-                    self.lower = self.upper = -1
-                    self.m = 1
-                    self.value, self.value_m = (-1.0, 0.0), 1.0
+                    self.priors[key] = 1.0
+            elif mate_check and self.mating_index() >= 0:
+                self.lower = self.upper = -1
+                self.m = 1
+                self.value, self.value_m = (-1.0, 0.0), 1.0
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
             self.lower = self.upper = int(self.terminal[0])

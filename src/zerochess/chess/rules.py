@@ -161,16 +161,86 @@ def _decode_moves(
     return frm * valid, to * valid, promo * valid
 
 
+def _checking_squares(board: chess.Board, king: int) -> tuple[list[int], int]:
+    """Where each piece type of the side to move would give check to the king on ``king``
+    (bitboards by piece type, index 1..6), and the side to move's pieces whose leaving
+    their line to the king uncovers a check by one of its sliders (discovered checks)."""
+    occ = board.occupied
+    us = board.occupied_co[board.turn]
+    diag = chess.BB_DIAG_ATTACKS[king][chess.BB_DIAG_MASKS[king] & occ]
+    straight = (chess.BB_RANK_ATTACKS[king][chess.BB_RANK_MASKS[king] & occ]
+                | chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occ])
+    squares = [0, chess.BB_PAWN_ATTACKS[not board.turn][king], chess.BB_KNIGHT_ATTACKS[king],
+               diag, straight, diag | straight, 0]
+    snipers = us & (((chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0])
+                     & (board.rooks | board.queens))
+                    | (chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)))
+    blockers = 0
+    for sniper in chess.scan_reversed(snipers):
+        between = chess.between(king, sniper) & occ
+        if between and between & (between - 1) == 0 and between & us:
+            blockers |= between
+    return squares, blockers
+
+
+def _gives_check(board: chess.Board, move: chess.Move, king: int, squares: list[int],
+                 blockers: int) -> bool:
+    """``board.gives_check(move)`` from ``_checking_squares`` (python-chess's own for
+    castling, en passant and promotions)."""
+    if move.promotion or board.is_castling(move) or board.is_en_passant(move):
+        return board.gives_check(move)
+    frm, to = move.from_square, move.to_square
+    return bool(squares[board.piece_type_at(frm)] & chess.BB_SQUARES[to]) or bool(
+        blockers & chess.BB_SQUARES[frm] and not chess.BB_RAYS[king][frm] & chess.BB_SQUARES[to])
+
+
 def mating_move(board: chess.Board, moves: Sequence[chess.Move]) -> int:
     """The index in ``moves`` (``board``'s legal moves) of the first move that checkmates at
-    once, -1 if none. Only moves that give check can mate, so only those are played."""
+    once, -1 if none.
+
+    Only moves that give check can mate, so only those are played: a move is a candidate
+    when its piece lands on a square that attacks the enemy king, or leaves a line on
+    which it alone shielded that king from one of its own sliders; castling, en passant
+    and promotions (rare) are asked of python-chess's ``gives_check``."""
+    king = board.king(not board.turn)
+    if king is None:
+        return -1
+    squares, blockers = _checking_squares(board, king)
     for i, move in enumerate(moves):
-        if board.gives_check(move):
+        if _gives_check(board, move, king, squares, blockers):
             board.push(move)
             mate = not any(board.generate_legal_moves())
             board.pop()
             if mate:
                 return i
+    return -1
+
+
+def checking_mate_in_two(board: chess.Board, moves: Sequence[chess.Move]) -> int:
+    """The index in ``moves`` (``board``'s legal moves) of the first check after which
+    every reply allows a mate in one (a forced mate in two that starts with a check);
+    -1 if none. A reply that reaches the 50-move limit counts as a defence. Exact: every
+    reply is played, and each of them searched with ``mating_move``."""
+    king = board.king(not board.turn)
+    if king is None:
+        return -1
+    squares, blockers = _checking_squares(board, king)
+    for i, move in enumerate(moves):
+        if not _gives_check(board, move, king, squares, blockers):
+            continue
+        board.push(move)
+        replies = list(board.generate_legal_moves())
+        forced = bool(replies)
+        for reply in replies:
+            board.push(reply)
+            forced = (board.halfmove_clock < 100
+                      and mating_move(board, list(board.generate_legal_moves())) >= 0)
+            board.pop()
+            if not forced:
+                break
+        board.pop()
+        if forced:
+            return i
     return -1
 
 

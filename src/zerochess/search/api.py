@@ -19,7 +19,8 @@ from zerochess import compile_cache
 from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
-from zerochess.chess.rules import GameStatus
+from zerochess.chess.policy_map import move_to_index
+from zerochess.chess.rules import GameStatus, checking_mate_in_two
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
 from zerochess.positions import check_board
@@ -409,10 +410,20 @@ class Searcher:
                if mate_check is not None and np.any(mate_check) else self.expander(position, moves))
         status = exp.status.copy()
         status[~np.isin(status, (GameStatus.CHECKMATE, GameStatus.STALEMATE))] = GameStatus.ONGOING
+        mate_slot = exp.mate_slot.copy()
+        for i in np.nonzero((mate_slot < 0) & (mate_check if mate_check is not None
+                                               else False))[0]:
+            # the mate check at a root also looks for a mate in two that starts with a check
+            board = boards[i]
+            moves = list(board.legal_moves)
+            key = checking_mate_in_two(board.copy(stack=False), moves)
+            if key >= 0:
+                index = move_to_index(board, moves[key])
+                mate_slot[i] = int(np.argmax(exp.legal[i, :exp.num_legal[i]] == index))
         return RootInputs(  # numpy: the programs take it as is (no device op per field)
             position=position, legal=exp.legal, num_legal=exp.num_legal, status=status,
             history=jax.tree.map(lambda *rows: np.stack(rows), *histories),
-            rng_key=np.asarray(keys, np.uint32), mate_slot=exp.mate_slot.copy(),
+            rng_key=np.asarray(keys, np.uint32), mate_slot=mate_slot,
         )
 
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],

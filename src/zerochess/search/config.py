@@ -91,8 +91,9 @@ class SearchConfig:
     moves_left_quadratic_factor: float = -0.6521
     # zerochess's mate check (no lc0 option; not lc0's search): a new node whose side to
     # move has a move that mates at once is a proven win for that side (lc0's bounds; its
-    # network evaluation is still made) and a root with one searches that move first
-    # (its search priors become one-hot on it). Found by python-chess at expansion: only
+    # network evaluation is still made) and a root with one (else with a mate in two that
+    # starts with a check: ``rules.checking_mate_in_two``) searches that move first (its
+    # search priors become one-hot on it). Found by python-chess at expansion: only
     # the moves that give check are played. None: the model's default
     # (``Model.mate_check``: on for the built-in evaluator, off for lc0 networks, so
     # lc0-equivalence comparisons search as lc0 does).

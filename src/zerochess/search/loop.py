@@ -72,7 +72,8 @@ class RootInputs:
     status: chex.Array  # int8 [B] GameStatus: only checkmate/stalemate end a game at a root
     history: RootHistory  # [B, ...] the game before each root
     rng_key: chex.Array  # uint32 [B, 2]
-    mate_slot: chex.Array  # int16 [B] a mating move's slot (the mate check), -1 if none
+    mate_slot: chex.Array  # int16 [B] the mate check's move: mates in one, else the check
+    #                        that starts a mate in two; -1 if none (or no check asked)
 
 
 def empty_state(params: SearchParams, num_nodes: int, edges_per_node: int) -> SearchState:
