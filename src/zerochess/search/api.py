@@ -367,13 +367,14 @@ class Searcher:
             budget[s], spent[s] = 0, 0.0
         return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent)
 
-    def advance(self, batch: SearchBatch, moves: Sequence[Sequence[chess.Move]],
+    def advance(self, batch: SearchBatch, moves: Sequence[Sequence[chess.Move] | None],
                 params: Any = None) -> SearchBatch:
         """Tree reuse: move each tree's root down the moves played since its search and
         keep the subtree below them (lc0 keeps its tree between moves this way).
 
         ``moves[i]``: the moves played from tree i's root position, in order (e.g. the
-        move chosen and the opponent's reply; ``[]`` keeps the tree and its root). A
+        move chosen and the opponent's reply); ``[]`` keeps the tree and its root and
+        starts a new search on it; ``None`` leaves tree i exactly as it is. A
         tree whose moves lead out of it (a move never searched, a position not yet
         evaluated, more than ``reroot.MAX_PLIES`` moves) starts afresh at the new
         position, as ``reset`` would start it. Either way the tree draws from a new key
@@ -394,7 +395,12 @@ class Searcher:
         if len(moves) != len(batch):
             raise ConfigError(f"{len(moves)} move lists for {len(batch)} trees")
         boards, indices, plies = [], np.full((len(batch), reroot.MAX_PLIES), -1, np.int16), []
+        untouched = np.array([line is None for line in moves])
         for i, (board, line) in enumerate(zip(batch.boards, moves, strict=True)):
+            if line is None:
+                boards.append(board)
+                plies.append(-1)
+                continue
             if isinstance(line, str | chess.Move) or not isinstance(line, Sequence | Iterable):
                 raise ConfigError(f"moves[{i}] must be a list of chess.Move, got {quote(line)}")
             board = board.copy()
@@ -437,8 +443,9 @@ class Searcher:
                 shards[k] = self._start(shards[k], rows, [boards[k * size + r] for r in rows],
                                         config, np.stack([key for s, _, key in fresh if s == k]),
                                         net_params)
-        return SearchBatch(tuple(boards), tuple(shards), budget=np.zeros(len(batch), np.int64),
-                           search_time_s=np.zeros(len(batch)))
+        return SearchBatch(tuple(boards), tuple(shards),
+                           budget=np.where(untouched, batch.budget, 0),
+                           search_time_s=np.where(untouched, batch.search_time_s, 0.0))
 
     def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
                params: SearchParams, keys: np.ndarray, net_params: Any) -> SearchState:

@@ -33,7 +33,8 @@ indices of the moves played from the current root (at most ``MAX_PLIES``; -1 pad
   longer full, and ``TreeStats.reused_visits`` holds the visits the root kept.
 
 No move (``plies`` 0) keeps the tree as it is (same root, priors, noise and key) and
-only starts a new search on it. Shapes never change: nothing recompiles.
+only starts a new search on it; ``plies`` -1 leaves the tree untouched. Shapes never
+change: nothing recompiles.
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
       params: its hyperparameters (scalars).
       root_policy: float32 [K] the current root's raw policy (T = 1).
       moves: int16 [P] lc0 1858 indices of the moves played from the root, -1 padded.
-      plies: int32 scalar, moves used (0..P).
+      plies: int32 scalar, moves used (0..P; -1: leave the tree as it is).
       history: the new root's ``RootHistory`` (the host's, as ``init`` builds it).
 
     Returns:
@@ -280,8 +281,9 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
         root_history=jax.tree.map(lambda a, b: jnp.asarray(a, b.dtype), history,
                                   tree.root_history),
         stats=jax.tree.map(jnp.zeros_like, tree.stats).replace(reused_visits=new.visits[0]))
-    out = jax.tree.map(lambda a, b: jnp.where(ok, a, b), new, tree)
-    return out, jnp.where(ok, policy, root_policy), ok, key
+    change = ok & (plies >= 0)
+    out = jax.tree.map(lambda a, b: jnp.where(change, a, b), new, tree)
+    return out, jnp.where(change, policy, root_policy), ok | (plies < 0), key
 
 
 def advance_state(state: Any, moves: chex.Array, plies: chex.Array, history: RootHistory
@@ -292,7 +294,7 @@ def advance_state(state: Any, moves: chex.Array, plies: chex.Array, history: Roo
     tree, policy, ok, key = jax.vmap(reroot)(state.tree, state.params, state.root_policy,
                                              moves, plies, history)
     return (state.replace(tree=tree, root_policy=policy,
-                          stopped=jnp.where(ok, False, state.stopped)), ok, key)
+                          stopped=jnp.where(ok & (plies >= 0), False, state.stopped)), ok, key)
 
 
 __all__ = ["ADVANCE_TAG", "MAX_PLIES", "advance_state", "find_root", "next_key", "reroot",
