@@ -6,6 +6,7 @@ search continuing after the advance, restarts, and no recompilation."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import chess
 import jax
@@ -458,3 +459,16 @@ def test_advance_does_not_recompile(searcher):
         logger.removeHandler(handler)
         logger.setLevel(old_level)
     assert handler.names == []
+
+
+# --- the README's example -------------------------------------------------------------------
+
+
+@pytest.mark.slow  # the built-in network and its own compiled searcher: minutes on 2 cores
+def test_readme_tree_reuse_example_runs(capsys):
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text.split("<!-- tree-reuse -->", 1)[1].split("```python", 1)[1].split("```")[0]
+    assert len(block.strip().splitlines()) <= 12
+    exec(compile(block, "README.md", "exec"), {})
+    reused, playouts, root = map(int, capsys.readouterr().out.split())
+    assert reused > 1 and playouts == 200 and root == reused + playouts
