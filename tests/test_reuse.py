@@ -454,11 +454,13 @@ def test_advance_does_not_recompile(searcher):
         lines = [best_line(batch, searcher, 0, 1), []]  # other lengths, other moves
         batch = searcher.run(searcher.advance(batch, lines), 20)
         searcher.results(batch)
+        assert handler.names == []
+        jax.jit(lambda x: x * 3 + 1)(np.float32(2))  # a new program: the handler sees it
+        assert handler.names
     finally:
         jax.config.update("jax_log_compiles", False)
         logger.removeHandler(handler)
         logger.setLevel(old_level)
-    assert handler.names == []
 
 
 # --- the README's example -------------------------------------------------------------------

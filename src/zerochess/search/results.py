@@ -163,7 +163,9 @@ class SearchResult:
     by the network: not visited, or a game end).
 
     Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
-    this search (the root's own evaluation included; lc0's playouts), ``depth`` their
+    this search (the root's own evaluation included for a new tree; lc0's playouts),
+    ``reused_visits`` the root visits kept from the last search by ``Searcher.advance``
+    (tree reuse; ``root_visits`` counts them, ``playouts`` does not), ``depth`` their
     mean depth and ``seldepth`` the largest (lc0's convention: the root is depth 1),
     ``nn_evals`` positions evaluated by the network, ``cache_hits`` positions answered
     by the evaluation cache, ``collisions`` gathered visits that met a leaf already in
