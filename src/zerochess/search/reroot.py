@@ -22,7 +22,9 @@ indices of the moves played from the current root (at most ``MAX_PLIES``; -1 pad
   bounds are derived again from their children (a proof that relied on the draw is
   withdrawn; the values a withdrawn proof had set are kept);
 - re-applies the root's Dirichlet noise (``dirichlet_epsilon`` > 0) to the new root's
-  priors, from the tree's next key (``next_key``);
+  priors, from the tree's next key (``next_key``). The new root's priors are its stored
+  ones (float16, as lc0 packs them), and its raw policy at temperature 1 (the results'
+  ``policy``) is recovered from them (p^T renormalised, T the policy temperature);
 - search-contempt: frozen child-visit counts live at odd depths (the opponent's
   nodes). After an odd number of plies the parity flips: the counts of nodes now at
   even depth are cleared, and a node now at odd depth whose children already hold
