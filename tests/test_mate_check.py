@@ -152,3 +152,31 @@ def test_default_follows_the_model():
         True, False, True]
     assert list(np.asarray(stack_configs(cfgs).mate_check)) == [False, False, True]
     assert load_model("builtin").mate_check and not MODEL.mate_check
+
+
+def test_mate_check_after_tree_reuse():
+    """A root reached by ``advance`` (the kept subtree) gets the mate check too: after the
+    key move of a mate in two and a reply, the new root's mate in one is searched first."""
+    searcher = _builtin_searcher()
+    board = chess.Board(MATE_IN_2[0])
+    batch = searcher.run(searcher.init([board], SearchConfig(), seed=0), 64)
+    res = searcher.results(batch)[0]
+    key = res.best_move
+    after = board.copy()
+    after.push(key)
+    tree = batch.state.tree
+    kept = None
+    for reply in after.legal_moves:  # a reply the search expanded, so the tree is kept
+        batch2 = searcher.advance(batch, [[key, reply]])
+        if int(np.asarray(batch2.state.tree.stats.reused_visits)[0]) > 0:
+            kept = (reply, batch2)
+            break
+    assert kept is not None and tree is not None
+    reply, batch2 = kept
+    root = after.copy()
+    root.push(reply)
+    prior = np.asarray(batch2.state.tree.root_prior)[0]
+    assert prior.max() == 1.0 and prior.sum() == 1.0
+    out = searcher.results(searcher.run(batch2, 8))[0]
+    root.push(out.best_move)
+    assert root.is_checkmate() and out.mate() == 1

@@ -20,7 +20,7 @@ from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
 from zerochess.chess.policy_map import move_to_index
-from zerochess.chess.rules import GameStatus, checking_mate_in_two
+from zerochess.chess.rules import GameStatus, checking_mate_in_two, mating_move
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
 from zerochess.positions import check_board
@@ -30,7 +30,7 @@ from zerochess.search.config import SearchConfig, SearchParams, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, bytes_per_node
+from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K, bytes_per_node
 from zerochess.validation import MAX_INT32, as_count, as_real, as_seed
 
 
@@ -446,6 +446,8 @@ class Searcher:
                 jax.tree.map(lambda a, part=part: a[part], history))
             ok, keys = jax.device_get((ok, keys))
             fresh += [(k, int(r), keys[r]) for r in np.nonzero(~ok)[0]]
+            moved = ok & (np.array(plies[part]) >= 0)
+            shards[k] = self._mate_check_roots(shards[k], moved, boards[part])
         if fresh:
             with self._lock:
                 net_params = self._net_params(params)
@@ -459,6 +461,28 @@ class Searcher:
         return SearchBatch(tuple(boards), tuple(shards),
                            budget=np.where(untouched, batch.budget, 0),
                            search_time_s=np.where(untouched, batch.search_time_s, 0.0))
+
+    def _mate_check_roots(self, state: SearchState, rows: np.ndarray,
+                          boards: Sequence[chess.Board]) -> SearchState:
+        """The mate check at kept roots after ``advance`` (``rows`` bool [B]): as at a new
+        root (``prepare_roots``), a mating move, else a check that forces mate in two,
+        gets one-hot search priors."""
+        rows = rows & np.asarray(jax.device_get(state.params.mate_check))
+        if not rows.any():
+            return state
+        legal = np.asarray(jax.device_get(state.tree.edges.move[:, :K]))
+        slots = np.full(len(rows), -1, np.int32)
+        for r in np.nonzero(rows)[0]:
+            board = boards[r]
+            moves = list(board.legal_moves)
+            key = mating_move(board.copy(stack=False), moves)
+            if key < 0:
+                key = checking_mate_in_two(board.copy(stack=False), moves)
+            if key >= 0:
+                slots[r] = int(np.argmax(legal[r] == move_to_index(board, moves[key])))
+        if not (slots >= 0).any():
+            return state
+        return _one_hot_roots(state, jnp.asarray(slots))
 
     def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
                params: SearchParams, keys: np.ndarray, net_params: Any) -> SearchState:
@@ -663,6 +687,20 @@ _network = jax.jit(step.network, static_argnums=(0,), static_argnames="rows")
 _evaluate = jax.jit(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
 _finish = StateProgram(loop.finish_only, donate=(0,))
 _advance = StateProgram(reroot.advance_state)
+
+
+@jax.jit
+def _one_hot_roots(state: SearchState, slots: jax.Array) -> SearchState:
+    """Root search priors one-hot on ``slots`` [B] (-1: unchanged); the root's edges are
+    the first K pool entries (``write_roots``, ``reroot``)."""
+    hot = (jnp.arange(K)[None, :] == slots[:, None])
+    mask = (slots >= 0)[:, None]
+    tree = state.tree
+    prior = tree.edges.prior
+    root = jnp.where(mask, hot.astype(prior.dtype), prior[:, :K])
+    return state.replace(tree=tree.replace(
+        root_prior=jnp.where(mask, hot.astype(tree.root_prior.dtype), tree.root_prior),
+        edges=tree.edges.replace(prior=prior.at[:, :K].set(root))))
 _finish_select = StateProgram(loop.finish_select, static_argnames=("num_leaves",),
                               donate=(0,))
 
