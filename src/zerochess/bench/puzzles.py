@@ -121,6 +121,9 @@ def main(args: Any) -> int:
     certainties = {"both": (True, False), "on": (True,), "off": (False,)}[
         getattr(args, "certainty", None) or "both"]
     themes = getattr(args, "themes", None) or ["mateIn1", "mateIn2"]
+    from zerochess.provenance import git_info
+
+    source = git_info()  # the code this process runs (the checkout may move meanwhile)
     rows: list[dict[str, Any]] = []
     for spec in models:
         model = load_model(spec)
@@ -146,21 +149,19 @@ def main(args: Any) -> int:
                                   f"= {100 * row['rate']:.1f}% [{100 * row['ci95'][0]:.1f}, "
                                   f"{100 * row['ci95'][1]:.1f}] host "
                                   f"{row['host_expand_s']:.1f} s{target}", flush=True)
-                            _write(args, rows)
-    _write(args, rows)
+                            _write(args, rows, source)
+    _write(args, rows, source)
     return 0
 
 
-def _write(args: Any, rows: list[dict[str, Any]]) -> None:
-    """The JSON record so far (``--json``)."""
+def _write(args: Any, rows: list[dict[str, Any]], source: dict[str, Any]) -> None:
+    """The JSON record so far (``--json``); ``source``: ``git_info()`` at the start."""
     if not getattr(args, "json", None):
         return
     import jax
 
-    from zerochess.provenance import git_info
-
     out = {"mode": "puzzles", "set": str(DEFAULT_SET.name), "rows": rows,
-           "note": getattr(args, "note", None), **git_info(),
+           "note": getattr(args, "note", None), **source,
            "machine": platform.platform(), "jax": jax.__version__,
            "devices": [str(d) for d in jax.devices()]}
     pathlib.Path(args.json).write_text(json.dumps(out, indent=1))
