@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.errors import ConfigError, quote
+from zerochess.search import move_filter
 from zerochess.search.selection import SELECTION_RULES
 from zerochess.validation import as_choice, as_count, as_flag, as_real
 
@@ -182,6 +183,10 @@ class SearchParams:
     collision_scaling_power: chex.Array  # float32
     certainty: chex.Array  # bool, certainty propagation
     smart_pruning: chex.Array  # float32 SmartPruningFactor, 0 = off
+    # move filters (search.move_filter; set by Searcher.init/reset, none here)
+    move_avoid: chex.Array  # int16 [B, 2, NUM_KEYS] until depth per avoided move key
+    move_allowed: chex.Array  # bool [B, 2, NUM_KEYS] allow list
+    move_allow_until: chex.Array  # int16 [B] until depth of the allow list, 0 = none
 
 
 def stack_configs(configs: list[SearchConfig]) -> SearchParams:
@@ -224,4 +229,11 @@ def stack_configs(configs: list[SearchConfig]) -> SearchParams:
         collision_scaling_power=col(lambda c: c.max_collision_visits_scaling_power, f32),
         certainty=col(lambda c: c.certainty_propagation, np.bool_),
         smart_pruning=col(lambda c: c.smart_pruning_factor, f32),
+        **filter_params(move_filter.no_filters(len(configs))),
     )
+
+
+def filter_params(arrays: move_filter.FilterArrays) -> dict[str, chex.Array]:
+    """The ``SearchParams`` move-filter fields of ``arrays``."""
+    return {"move_avoid": jnp.asarray(arrays.avoid), "move_allowed": jnp.asarray(arrays.allowed),
+            "move_allow_until": jnp.asarray(arrays.allow_until)}
