@@ -13,8 +13,6 @@ import pytest
 from test_certainty import MODEL, _device_nodes, _reference
 from test_games_networks import _compiled
 
-import gather_reference
-from gather_reference import walk
 from zerochess.chess.expander import Expander
 from zerochess.chess.policy_map import legal_move_indices
 from zerochess.errors import ConfigError, PositionError
@@ -25,6 +23,9 @@ from zerochess.search.move_filter import (
     edge_keys,
     move_keys,
 )
+
+import gather_reference
+from gather_reference import walk
 
 SIMS = 120
 POSITIONS = [

@@ -27,7 +27,13 @@ from zerochess.search import cache as eval_cache
 from zerochess.search import loop, step
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
-from zerochess.search.move_filter import MoveFilter, filter_arrays, per_tree, restrict_result
+from zerochess.search.move_filter import (
+    MoveFilter,
+    TreeFilter,
+    filter_arrays,
+    per_tree,
+    restrict_result,
+)
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, bytes_per_node
@@ -48,11 +54,11 @@ class SearchBatch:
     shards: tuple[SearchState, ...]
     budget: np.ndarray  # int64 [B]
     search_time_s: np.ndarray  # float64 [B]
-    # each tree's MoveFilter (None: none); None: no tree has one
-    move_filters: tuple[MoveFilter | None, ...] | None = None
+    # each tree's move filters (None: none); None: no tree has one
+    move_filters: tuple[tuple[MoveFilter, ...] | None, ...] | None = None
 
-    def move_filter(self, index: int) -> MoveFilter | None:
-        """The move filter tree ``index`` was started with (None: none)."""
+    def move_filter(self, index: int) -> tuple[MoveFilter, ...] | None:
+        """The move filters tree ``index`` was started with (None: none)."""
         return None if self.move_filters is None else self.move_filters[index]
 
     def __len__(self) -> int:
@@ -294,7 +300,7 @@ class Searcher:
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
              = SearchConfig(), seed: int | Sequence[int] = 0, params: Any = None,
-             move_filters: Sequence[MoveFilter | None] | None = None) -> SearchBatch:
+             move_filters: Sequence[TreeFilter] | None = None) -> SearchBatch:
         """Trees for ``boards`` (with their move history), each holding its evaluated root.
 
         ``seed``: one seed for the batch (tree i draws from ``tree_key(seed, i)``), or one
@@ -303,8 +309,9 @@ class Searcher:
         ``params``: the network parameters to evaluate the roots with (default
         ``model.params``); any pytree of the same shapes runs without recompiling, so a
         training loop passes its current weights here and to ``run``.
-        ``move_filters``: one ``MoveFilter`` (or None) per tree: the moves each search may
-        select near its root (``zerochess.search.move_filter``; data, no recompilation).
+        ``move_filters``: one ``MoveFilter`` (or None, or a list of MoveFilters that all
+        apply) per tree: the moves each search may select near its root
+        (``zerochess.search.move_filter``; data, no recompilation).
         """
         if isinstance(boards, chess.Board) or not isinstance(boards, Sequence | Iterable):
             raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
@@ -335,7 +342,7 @@ class Searcher:
     def reset(self, batch: SearchBatch, slots: Sequence[int], boards: Sequence[chess.Board],
               configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
               seeds: int | Sequence[int] = 0, params: Any = None,
-              move_filters: Sequence[MoveFilter | None] | None = None) -> SearchBatch:
+              move_filters: Sequence[TreeFilter] | None = None) -> SearchBatch:
         """Start new searches in tree ``slots`` of ``batch`` (no recompilation); the other
         trees are untouched. ``seeds``: one seed (slot s draws from ``tree_key(seed, s)``,
         as if the batch had been started with it) or one per slot (``tree_key(seed, 0)``).

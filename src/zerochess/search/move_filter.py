@@ -226,9 +226,15 @@ def no_filters(count: int) -> FilterArrays:
                         allow_until=np.zeros(count, np.int16))
 
 
-def per_tree(move_filters: Any, count: int) -> list[MoveFilter | None]:
-    """``move_filters`` of ``Searcher.init``/``reset``: None, or one MoveFilter or None per
-    tree."""
+TreeFilter = MoveFilter | Sequence[MoveFilter] | None
+"""A tree's filter: none, one ``MoveFilter``, or several that all apply (an edge is
+excluded if any excludes it; KataGo's ``avoidMoves`` entries with different
+``untilDepth``), at most one of them with an ``allow`` list."""
+
+
+def per_tree(move_filters: Any, count: int) -> list[tuple[MoveFilter, ...] | None]:
+    """``move_filters`` of ``Searcher.init``/``reset``: None, or one ``TreeFilter`` per
+    tree; returns each tree's filters as a tuple (None: none)."""
     if move_filters is None:
         return [None] * count
     if isinstance(move_filters, (MoveFilter, str)) or not isinstance(move_filters, Iterable):
@@ -237,31 +243,41 @@ def per_tree(move_filters: Any, count: int) -> list[MoveFilter | None]:
     filters = list(move_filters)
     if len(filters) != count:
         raise ConfigError(f"{len(filters)} move filters for {count} positions")
+    out: list[tuple[MoveFilter, ...] | None] = []
     for i, f in enumerate(filters):
-        if f is not None and not isinstance(f, MoveFilter):
-            raise ConfigError(f"move_filters[{i}] must be a MoveFilter or None, got {quote(f)}")
-    return filters
+        group = (f,) if isinstance(f, MoveFilter) else f
+        if (group is not None and (isinstance(group, str) or not isinstance(group, Iterable)
+                                   or not all(isinstance(g, MoveFilter) for g in group))):
+            raise ConfigError(f"move_filters[{i}] must be a MoveFilter, a list of them or "
+                              f"None, got {quote(f)}")
+        group = tuple(group) if group is not None else ()
+        if sum(g.allow is not None for g in group) > 1:
+            raise ConfigError(f"move_filters[{i}]: at most one MoveFilter with an allow list "
+                              "per tree")
+        out.append(group or None)
+    return out
 
 
-def filter_arrays(filters: Sequence[MoveFilter | None],
+def filter_arrays(filters: Sequence[tuple[MoveFilter, ...] | None],
                   boards: Sequence[chess.Board]) -> FilterArrays:
-    """The device arrays of one filter per root; checks each against its root
-    (``PositionError`` naming the position and quoting the moves)."""
+    """The device arrays of each root's filters (``per_tree``); checks them against the
+    root (``PositionError`` naming the position and quoting the moves)."""
     arrays = no_filters(len(filters))
-    for i, (f, board) in enumerate(zip(filters, boards, strict=True)):
-        if f is None:
+    for i, (group, board) in enumerate(zip(filters, boards, strict=True)):
+        if not group:
             continue
-        until = min(f.until_depth, DEPTH_CAP)
-        for move in f.avoid:
-            for side in (0, 1):
-                for key in move_keys(move, side):
-                    arrays.avoid[i, side, key] = max(arrays.avoid[i, side, key], until)
-        if f.allow is not None:
-            _check_allow(f, board, i)
-            arrays.allow_until[i] = until
-            for move in f.allow:
+        for f in group:
+            until = min(f.until_depth, DEPTH_CAP)
+            for move in f.avoid:
                 for side in (0, 1):
-                    arrays.allowed[i, side, move_keys(move, side)] = True
+                    for key in move_keys(move, side):
+                        arrays.avoid[i, side, key] = max(arrays.avoid[i, side, key], until)
+            if f.allow is not None:
+                _check_allow(f, board, i)
+                arrays.allow_until[i] = until
+                for move in f.allow:
+                    for side in (0, 1):
+                        arrays.allowed[i, side, move_keys(move, side)] = True
         legal, indices = legal_move_indices(board)
         turn = np.int8(board.turn == chess.WHITE)
         if legal and _excluded(
@@ -297,13 +313,15 @@ def _board_codes(board: chess.Board) -> np.ndarray:
     return codes
 
 
-def restrict_result(result: Any, move_filter: MoveFilter | None) -> Any:
+def restrict_result(result: Any, move_filter: TreeFilter) -> Any:
     """``result`` (a ``SearchResult``) with only the root moves ``move_filter`` lets the
     search select (all when None), as lc0 shows a ``searchmoves`` search."""
-    if move_filter is None:
+    if not move_filter:
         return result
+    group = (move_filter,) if isinstance(move_filter, MoveFilter) else tuple(move_filter)
     board = result.board
-    keep = np.array([not move_filter.excludes(board, m, 0) for m in result.moves], bool)
+    keep = np.array([not any(f.excludes(board, m, 0) for f in group) for m in result.moves],
+                    bool)
     if keep.all() or not keep.any():
         return result
     m = len(result.moves)
@@ -326,6 +344,6 @@ def restrict_result(result: Any, move_filter: MoveFilter | None) -> Any:
 _ROOT_FIELDS = {"board", "raw_wdl", "root_wdl", "root_bounds"}
 
 
-__all__ = ["MAX_UNTIL_DEPTH", "NUM_KEYS", "FilterArrays", "MoveFilter", "edge_keys",
+__all__ = ["MAX_UNTIL_DEPTH", "NUM_KEYS", "FilterArrays", "MoveFilter", "TreeFilter", "edge_keys",
            "excluded_edges", "filter_arrays", "move_keys", "no_filters", "per_tree",
            "restrict_result"]
