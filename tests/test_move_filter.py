@@ -37,9 +37,10 @@ M = chess.Move.from_uci
 
 
 def names(board: chess.Board, uci: str, move: chess.Move) -> bool:
-    """python-chess reads ``uci`` as ``move`` in ``board`` (the reference semantics)."""
+    """python-chess reads ``uci`` as ``move`` in ``board`` (the reference semantics), and
+    a promotion suffix names a promotion (python-chess reads "e1g1b" as castling)."""
     try:
-        return board.parse_uci(uci) == move
+        return board.parse_uci(uci) == move and (len(uci) == 4 or move.promotion is not None)
     except ValueError:
         return False
 
@@ -164,6 +165,9 @@ def test_reset_with_and_without_filters_never_recompiles(searcher):
     boards = [POSITIONS[0], POSITIONS[1]]
     batch = searcher.run(searcher.init(boards, SearchConfig(), seed=0), 8)
     searcher.results(batch)
+    # the same calls without filters first: what they compile is not the filters' doing
+    batch = searcher.run(searcher.reset(batch, [0, 1], boards[::-1], seeds=[5, 6]), 8)
+    searcher.results(batch)
     before = _compiled()
     allow = [M("b1c3"), M("h2h3")]
     batch = searcher.reset(batch, [0, 1], [POSITIONS[2], POSITIONS[0]], seeds=[2, 3],
@@ -201,7 +205,7 @@ def test_move_keys_name_what_python_chess_reads(board):
     candidates = {m.uci() for m in legal}
     for m in legal:
         candidates |= {chess.square_name(m.from_square) + chess.square_name(t)
-                       for t in range(64)}
+                       for t in range(64) if t != m.from_square}
         candidates |= {m.uci()[:4] + p for p in "nbrq"}
     side = 0 if board.turn == chess.WHITE else 1
     checked = 0

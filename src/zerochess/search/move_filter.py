@@ -15,7 +15,8 @@ so it applies to whichever side to move has the piece that can make it ("e2e4" n
 White's pawn push in one position and, say, Black's queen e2-e4 in another), a knight
 promotion "e7e8n" never names a rook's e7e8, and castling is named as python-chess reads
 it (the king's two-square move "e1g1" / "e1c1", or king-to-rook "e1h1", also the
-chess960 form; "e1g1" with a queen on e1 is the queen's move). On the device an edge is
+chess960 form; "e1g1" with a queen on e1 is the queen's move); a promotion suffix only
+ever names a promotion (python-chess reads "e1g1q" as castling too). On the device an edge is
 identified by its lc0 index (in the mover's frame) plus, for the two cases lc0's index
 leaves ambiguous, the piece on its squares: a knight promotion shares the index of a
 plain move, castling shares a king-to-rook index.
@@ -124,7 +125,8 @@ class MoveFilter:
 
         def names(m: chess.Move) -> bool:
             try:
-                return board.parse_uci(m.uci()) == move
+                return board.parse_uci(m.uci()) == move and (not m.promotion or
+                                                             move.promotion is not None)
             except ValueError:
                 return False
 
