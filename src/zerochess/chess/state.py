@@ -22,6 +22,7 @@ same for repetition exactly when all fields but ``rule50``/``fullmove`` match.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import chess
@@ -75,10 +76,19 @@ def legal_ep_square(board: chess.Board) -> int:
 
 def castling_bits(board: chess.Board) -> int:
     """The castling field (rights and rook files, see the module docstring) of ``board``."""
-    rights = np.array([board.clean_castling_rights()], np.uint64)
+    rights = board.clean_castling_rights()
+    if not rights:
+        return 0
     kings = [board.king(chess.WHITE), board.king(chess.BLACK)]
-    white_king, black_king = (np.array([-1 if k is None else k]) for k in kings)
-    return int(castling_fields(rights, white_king, black_king)[0])
+    return _castling_bits(rights, *(-1 if k is None else k for k in kings))
+
+
+@functools.lru_cache(maxsize=4096)
+def _castling_bits(rights: int, white_king: int, black_king: int) -> int:
+    # a game has a handful of distinct (rights, kings) triples: root preparation replays
+    # whole games, and the vectorised field costs ~0.1 ms per single call
+    return int(castling_fields(np.array([rights], np.uint64), np.array([white_king]),
+                               np.array([black_king]))[0])
 
 
 def castling_fields(rights: np.ndarray, white_king: np.ndarray,
