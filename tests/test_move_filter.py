@@ -151,8 +151,8 @@ def test_other_trees_of_the_batch_do_not_see_a_filter(searcher):
     """Tree 1 (no filter) searches exactly as alone, next to tree 0 (filtered) and in a
     reset slot next to a filtered one."""
     board = POSITIONS[1]
-    alone = searcher.run(searcher.init([board], SearchConfig(), seed=[7]), 60)
-    solo = _device_nodes(alone.state, 0, board)
+    alone = searcher.run(searcher.init([POSITIONS[0], board], SearchConfig(), seed=[1, 7]), 60)
+    solo = _device_nodes(alone.state, 1, board)
     top = max((p for p in solo if len(p) == 1), key=lambda p: solo[p][0])
     mixed = searcher.run(searcher.init(
         [board, board], SearchConfig(), seed=[9, 7],
@@ -241,7 +241,7 @@ def test_bad_filters_are_refused(kwargs, error):
 def test_filters_that_do_not_fit_the_root_are_refused(searcher, f, error):
     with pytest.raises(PositionError, match=error):
         searcher.init([chess.Board()], move_filters=[f])
-    batch = searcher.init([chess.Board()])
+    batch = searcher.init([chess.Board()] * 2)
     with pytest.raises(PositionError, match=error):
         searcher.reset(batch, [0], [chess.Board()], move_filters=[f])
 
@@ -254,6 +254,6 @@ def test_move_filters_argument_is_checked(searcher):
     with pytest.raises(ConfigError, match=r"move_filters\[0\] must be a MoveFilter"):
         searcher.init([chess.Board()], move_filters=["e2e4"])
     # allow with until_depth > 1 may name replies that are not legal at the root
-    batch = searcher.init([chess.Board()], move_filters=[
-        MoveFilter(allow=[M("e2e4"), M("e7e5")], until_depth=2)])
+    batch = searcher.init([chess.Board()] * 2, move_filters=[
+        MoveFilter(allow=[M("e2e4"), M("e7e5")], until_depth=2), None])
     assert searcher.results(searcher.run(batch, 5))[0].moves == [M("e2e4")]

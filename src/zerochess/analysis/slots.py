@@ -3,9 +3,8 @@ slot at a time without recompiling.
 
 ``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``: the
 seams where the search-core contract (``notes/SEARCH_API.md``) will plug in are marked
-``TODO(core)``. Today a slot is refilled by initialising the new root as a batch of one
-(``Searcher.init``) and writing that tree into the batch with a jitted, donated update
-(the slot index is data, so every refill reuses one compiled program).
+``TODO(core)``. A slot is refilled with ``Searcher.reset`` (slots, configs, seeds and the
+query's move filters are data, so every refill reuses the compiled programs).
 """
 
 from __future__ import annotations
