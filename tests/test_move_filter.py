@@ -204,8 +204,9 @@ def test_move_keys_name_what_python_chess_reads(board):
     keys = edge_keys(np, _board_codes(board), np.int8(board.turn == chess.WHITE), indices)
     candidates = {m.uci() for m in legal}
     for m in legal:
-        candidates |= {chess.square_name(m.from_square) + chess.square_name(t)
-                       for t in range(64) if t != m.from_square}
+        if board.piece_type_at(m.from_square) == chess.KING:  # castling's notations
+            candidates |= {chess.square_name(m.from_square) + chess.square_name(t)
+                           for t in range(64) if t != m.from_square}
         candidates |= {m.uci()[:4] + p for p in "nbrq"}
     side = 0 if board.turn == chess.WHITE else 1
     checked = 0
