@@ -390,3 +390,38 @@ def test_cli_selfplay_errors(tmp_path, capsys, body, message):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_tree_reuse_per_side(tmp_path):
+    # both sides keep their trees (search-contempt black included): legal games,
+    # reproducible from the seed, and the PGN comments say how many visits were reused
+    white = {"name": "puct", "nodes": 16, "tree_reuse": True,
+             "search": {"dirichlet_epsilon": 0.25},
+             "temperature": {"temperature": 1.0, "endgame_temperature": 0.5}}
+    black = {"name": "sc2", "nodes": 16, "search": {"n_scl": 2}, "tree_reuse": True,
+             "temperature": {"temperature": 1.0, "endgame_temperature": 0.5}}
+    cfg = tiny_config(games=2, max_plies=12, white=white, black=black,
+                      openings={"type": "startpos"})
+    assert cfg.white.tree_reuse and cfg.black.tree_reuse
+    a = run_selfplay(cfg, tmp_path / "a", progress=False)
+    b = run_selfplay(cfg, tmp_path / "b", progress=False)
+    assert games_by_index(tmp_path / "a") == games_by_index(tmp_path / "b")
+    assert (tmp_path / "a" / "games.pgn").read_text() == (tmp_path / "b" / "games.pgn").read_text()
+    assert a.played == b.played == 2
+    reused = []
+    for g in read_pgn_games(tmp_path / "a" / "games.pgn"):
+        assert not g.errors
+        board = g.board()
+        for ply, node in enumerate(g.mainline()):
+            assert node.move in board.legal_moves
+            board.push(node.move)
+            fields = dict(part.split("=", 1) for part in node.comment.split())
+            assert int(fields["n"]) == 17  # the root's visits, the reused ones included
+            reused.append(int(fields.get("reused", 0)))
+            if ply < 2:
+                assert "reused" not in fields  # each side's first move: a new tree
+    assert max(reused) > 0
+    # a side without reuse writes no reused visits; reuse off is the default
+    assert tiny_config().white.tree_reuse is False
+    with pytest.raises(ConfigError, match="tree_reuse"):
+        tiny_config(white={"name": "x", "tree_reuse": "yes"})

@@ -73,3 +73,65 @@ def test_no_compile_inside_searches_after_warmup(driver):
         logger.setLevel(old_level)
     assert len(counts) == len(POSITIONS)  # really different legal-move counts
     assert handler.messages == []
+
+
+def _subtree_visits(driver, line: list[chess.Move]) -> int:
+    """Visits of the node ``line`` leads to in the driver's tree, by its child links."""
+    import numpy as np
+
+    from zerochess.chess.policy_map import move_to_index
+
+    t = jax.tree.map(lambda a: np.asarray(a[0]), jax.device_get(driver.batch.state.tree))
+    node, board = 0, driver.board.copy()
+    for move in line:
+        start, count = int(t.edge_start[node]), int(t.num_legal[node])
+        moves = list(t.edges.move[start:start + count])
+        node = int(t.edges.child[start + moves.index(move_to_index(board, move))])
+        if node < 0:
+            return 0
+        board.push(move)
+    return int(t.visits[node])
+
+
+def test_a_position_that_continues_the_game_reuses_the_tree(driver):
+    """lc0 ResetToPosition: the tree of the last search moves down the moves played; a
+    different game, other settings or ``forget`` (ucinewgame) start a new tree. No
+    compile inside the search either."""
+    board = chess.Board(POSITIONS[1])
+    driver.start(board, SearchConfig(), seed=3)
+    assert driver.reused_visits == 0
+    driver.run(120)
+    view = driver.view(driver.progress())
+    line = [view.result.best_move, view.result.pvs[view.result.best_index][0]]
+    expected = _subtree_visits(driver, line)
+    assert expected > 1
+    after = board.copy()
+    for move in line:
+        after.push(move)
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles(True):
+            driver.start(after, SearchConfig(), seed=3)
+            assert driver.reused_visits == expected == driver.progress().root_visits
+            assert driver.moves == list(after.legal_moves) or set(driver.moves) == set(
+                after.legal_moves)
+            driver.run(10)
+            assert driver.progress().root_visits == expected + 10
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert handler.messages == []
+    # other settings: a new tree
+    driver.start(after, SearchConfig(cpuct=2.0), seed=3)
+    assert driver.reused_visits == 0 and driver.progress().root_visits == 1
+    # the same position again: the tree is kept; forget() drops it
+    driver.run(20)
+    driver.start(after, SearchConfig(cpuct=2.0), seed=3)
+    assert driver.reused_visits == 21
+    driver.forget()
+    driver.start(after, SearchConfig(cpuct=2.0), seed=3)
+    assert driver.reused_visits == 0

@@ -397,3 +397,33 @@ def test_full_game_under_real_clocks_without_flagging():
     finally:
         for e in engines:
             e.quit()
+
+
+# --- tree reuse ----------------------------------------------------------------------------------
+
+
+def _last_nodes(out: list[str]) -> int:
+    infos = [line.split() for line in out if line.startswith("info") and " nodes " in line]
+    words = infos[-1]
+    return int(words[words.index("nodes") + 1])
+
+
+def test_a_continued_game_reuses_the_tree(engine):
+    """lc0 keeps its tree when the next ``position`` continues the game: after our move
+    and the reply, ``go nodes 1`` (reached at once, reused visits count, as in lc0)
+    reports the kept subtree's visits; after ``ucinewgame`` the same search has only
+    its root."""
+    def done(line: str) -> bool:
+        return line.startswith("bestmove")
+
+    _, out = raw(engine, ["ucinewgame", "position startpos", "go nodes 300"], until=done)
+    words = out[-1].split()
+    assert words[2] == "ponder", out[-1]
+    line = f"position startpos moves {words[1]} {words[3]}"
+    _, out = raw(engine, [line, "go nodes 1"], until=done)
+    reused = _last_nodes(out)
+    assert reused > 1
+    _, out = raw(engine, [line, "go nodes 1"], until=done)  # the same position: kept again
+    assert _last_nodes(out) == reused
+    _, out = raw(engine, ["ucinewgame", line, "go nodes 1"], until=done)
+    assert _last_nodes(out) == 1

@@ -73,7 +73,7 @@ import yaml
 from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
-from zerochess.validation import MAX_INT32, as_seed, as_text
+from zerochess.validation import MAX_INT32, as_flag, as_seed, as_text
 
 MAX_GAMES = 10_000_000  # games of one run (their specs are built up front)
 MAX_BATCH = 65_536  # batch slots of one run
@@ -310,8 +310,12 @@ class PlayerSpec:
     search: SearchConfig = dataclasses.field(default_factory=SearchConfig)
     temperature: TemperatureSchedule = dataclasses.field(default_factory=TemperatureSchedule)
     engine: EngineSpec | None = None
+    # keep the tree between this player's moves of a game (advanced by its move and the
+    # reply; lc0 self-play's default is off); its ``nodes`` then count the root's visits,
+    # the reused ones included, as lc0's visit limit does
+    tree_reuse: bool = False
 
-    KEYS = ("name", "nodes", "search", "temperature", "engine")
+    KEYS = ("name", "nodes", "search", "temperature", "engine", "tree_reuse")
 
     @property
     def is_engine(self) -> bool:
@@ -328,8 +332,9 @@ class PlayerSpec:
         check_keys(values, cls.KEYS, where)
         name = _name(values.get("name", default_name), f"{where}.name")
         if "engine" in values and values["engine"] is not None:
-            if "search" in values or "temperature" in values:
-                raise ConfigError(f"{where}: `engine` excludes `search`/`temperature`")
+            if "search" in values or "temperature" in values or "tree_reuse" in values:
+                raise ConfigError(f"{where}: `engine` excludes `search`/`temperature`/"
+                                  "`tree_reuse`")
             engine = EngineSpec.from_dict(values["engine"], f"{where}.engine",
                                           default_time_control)
             return cls(name=name, nodes=engine.nodes or 0, engine=engine)
@@ -340,13 +345,17 @@ class PlayerSpec:
             search=search_config_from_dict(values.get("search"), f"{where}.search"),
             temperature=temperature_from_value(values.get("temperature"),
                                                f"{where}.temperature"),
+            tree_reuse=as_flag(values.get("tree_reuse", False), f"{where}.tree_reuse"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         if self.engine is not None:
             return {"name": self.name, "engine": self.engine.to_dict()}
-        return {"name": self.name, "nodes": self.nodes, "search": asdict_plain(self.search),
-                "temperature": asdict_plain(self.temperature)}
+        out = {"name": self.name, "nodes": self.nodes, "search": asdict_plain(self.search),
+               "temperature": asdict_plain(self.temperature)}
+        if self.tree_reuse:
+            out["tree_reuse"] = True
+        return out
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Each batch slot holds one live game; every step searches the position of every
 live game whose side to move is a zerochess player (each tree with its own
-``SearchConfig``, fresh tree every move: search-contempt trees are asymmetric),
+``SearchConfig``; a fresh tree every move, or, for a player with ``tree_reuse``, its own
+tree of its previous move advanced by the two plies since: search-contempt trees are
+asymmetric, so the players never share one),
 picks a move per game with that player's temperature schedule, and pushes it.
 Finished games are written at once and free their slot for the next queued game.
 The batch shape is fixed for a run (idle slots are padded with a copy of a live
@@ -32,7 +34,7 @@ import numpy as np
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
-from zerochess.games.players import EnginePlayer, SearchBackend, search_stat
+from zerochess.games.players import EnginePlayer, ReusedTree, SearchBackend, search_stat
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search import SearchResult
@@ -268,9 +270,13 @@ def play_games(
     recent: collections.deque[tuple[float, int, int]] = collections.deque(maxlen=50)
     prev_now = 0.0
 
+    kept: dict[tuple[int, str, bool], ReusedTree] = {}  # trees of tree_reuse players
+
     def finish(i: int) -> None:
         live = slots[i]
         assert live is not None
+        for key in [k for k in kept if k[0] == live.spec.index]:
+            del kept[key]
         rec = live.record(max_plies)
         if writer is not None:
             writer.write(rec)
@@ -325,7 +331,7 @@ def play_games(
                 compiled = not backend.is_compiled(size)
                 ts = time.perf_counter()
                 pos, nodes = _search_step(group, players, backend, size, net, max_plies,
-                                          on_search)
+                                          on_search, kept)
                 if compiled:
                     stats.compile_seconds += time.perf_counter() - ts
                 step_compiled |= compiled
@@ -353,14 +359,26 @@ def play_games(
 
 def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
                  backend: SearchBackend, size: int, params: Any, max_plies: int | None,
-                 on_search: SearchHook | None) -> tuple[int, int]:
+                 on_search: SearchHook | None,
+                 kept: dict[tuple[int, str, bool], ReusedTree] | None = None
+                 ) -> tuple[int, int]:
     """One batched search of ``games`` (all to move for players of one network), a move
-    chosen and played in each. Returns the positions searched and their simulations."""
+    chosen and played in each. Returns the positions searched and their simulations.
+
+    ``kept``: the trees of ``tree_reuse`` players by (game index, player, colour), taken
+    for this search and replaced by its trees."""
+    kept = {} if kept is None else kept
     pl = [players[lv.mover()] for lv in games]
     plies = [lv.board.ply() for lv in games]
     seeds = [search_seed(lv.spec.seed, ply) for lv, ply in zip(games, plies, strict=True)]
+    keys = [(lv.spec.index, lv.mover(), lv.board.turn) for lv in games]
+    reuse = [kept.pop(key, None) if p.tree_reuse else None
+             for key, p in zip(keys, pl, strict=True)]
     results = backend.search([lv.board for lv in games], [p.search for p in pl],
-                             [p.nodes for p in pl], seeds, size, params)
+                             [p.nodes for p in pl], seeds, size, params, reuse=reuse)
+    for i, (key, p) in enumerate(zip(keys, pl, strict=True)):
+        if p.tree_reuse:
+            kept[key] = backend.keep(i)
     for lv, p, ply, res in zip(games, pl, plies, results, strict=True):
         temp = p.temperature.at(ply)
         move = res.choose_move(temp, move_rng(lv.spec.seed, ply),

@@ -4,6 +4,7 @@ external UCI engine (python-chess ``chess.engine``: stockfish, lc0 + Maia, any U
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 
 import chess
 import chess.engine
+import jax
 import numpy as np
 
 from zerochess.errors import ConfigError
@@ -52,7 +54,7 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
         wdl=wdl,  # type: ignore[arg-type]
         best=best.uci(), best_share=share(best), played_share=share(move),
         temperature=float(temperature),
-        pv=tuple(m.uci() for m in res.pv[:pv_len]))
+        pv=tuple(m.uci() for m in res.pv[:pv_len]), reused=int(res.reused_visits))
 
 
 _SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -65,6 +67,16 @@ def get_searcher(model: Any, max_nodes: int) -> Any:
     if key not in _SEARCHERS:
         _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes))
     return _SEARCHERS[key][1]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReusedTree:
+    """A tree kept for its player's next move in a game: slot ``slot`` of a searched
+    ``SearchBatch`` whose root was ``board`` (with the game's move stack)."""
+
+    batch: Any
+    slot: int
+    board: chess.Board
 
 
 class SearchBackend:
@@ -80,6 +92,7 @@ class SearchBackend:
         while shrink_tail and sizes[-1] // 2 >= min_batch:
             sizes.append(sizes[-1] // 2)
         self.sizes = sizes
+        self.last: Any = None  # the last searched SearchBatch (trees to reuse)
 
     def _init(self, boards: list[chess.Board], configs: list[Any], seeds: list[int],
               params: Any = None) -> Any:
@@ -101,9 +114,17 @@ class SearchBackend:
 
     def search(self, boards: Sequence[chess.Board], configs: Sequence[Any],
                nodes: Sequence[int], seeds: Sequence[int], size: int,
-               params: Any = None) -> list[SearchResult]:
+               params: Any = None, reuse: Sequence[ReusedTree | None] | None = None
+               ) -> list[SearchResult]:
         """Search every board with its config / node count / seed, padded to ``size``;
-        ``params``: the network's parameters (default the model's own; no recompile)."""
+        ``params``: the network's parameters (default the model's own; no recompile).
+
+        ``reuse[i]``: a tree kept from an earlier search of game i's player
+        (``ReusedTree``), advanced by the moves played since instead of a new tree; its
+        search stops at ``nodes[i] + 1`` root visits, the reused ones included (a new
+        tree's root visits after ``nodes[i]`` simulations). ``self.last`` then holds the
+        searched batch, from which ``keep`` takes the trees to reuse next time.
+        """
         n = len(boards)
         pad = size - n
         boards = list(boards) + [boards[0]] * pad
@@ -112,16 +133,60 @@ class SearchBackend:
         levels = sorted(set(nodes))
         state = self._init(boards, configs, seeds, params)
         out: list[SearchResult | None] = [None] * n
-        done = 0
-        for level in levels:
-            state = self.searcher.run(state, num_simulations=level - done, params=params)
-            done = level
-            results = self.searcher.results(state)
-            for i in range(n):
-                if nodes[i] == level:
-                    out[i] = results[i]
+        reuse = list(reuse or []) + [None] * (size - len(reuse or []))
+        if any(r is not None for r in reuse):
+            state = self._advance(state, reuse, params)
+            visits = np.concatenate(jax.device_get([s.tree.visits[:, 0] for s in state.shards]))
+            counts = [max(0, (nodes[i] if i < n else 0) + 1 - visits[i]) for i in range(size)]
+            state = self.searcher.run(state, num_simulations=counts, params=params)
+            out = list(self.searcher.results(state)[:n])
+        else:
+            done = 0
+            for level in levels:
+                state = self.searcher.run(state, num_simulations=level - done, params=params)
+                done = level
+                results = self.searcher.results(state)
+                for i in range(n):
+                    if nodes[i] == level:
+                        out[i] = results[i]
+        self.last = state
         _COMPILED.add((id(self.searcher), size))
         return out  # type: ignore[return-value]
+
+    def keep(self, slot: int) -> ReusedTree:
+        """Tree ``slot`` of the last searched batch, to reuse after more moves."""
+        assert self.last is not None
+        return ReusedTree(batch=self.last, slot=slot, board=self.last.boards[slot].copy())
+
+    def _advance(self, batch: Any, reuse: list[ReusedTree | None], params: Any) -> Any:
+        """``batch`` (new trees) with the kept trees of ``reuse`` in their slots, advanced
+        by the moves played since them; slots without one keep their new tree."""
+        size = len(batch) // len(batch.shards)
+        shards = list(batch.shards)
+        boards = list(batch.boards)
+        moves: list[list[chess.Move] | None] = [None] * len(batch)
+        by_source: dict[int, list[int]] = {}
+        for i, r in enumerate(reuse):
+            if r is not None:
+                by_source.setdefault(id(r.batch), []).append(i)
+        for group in by_source.values():
+            source = reuse[group[0]].batch.state  # type: ignore[union-attr]
+            for k in range(len(shards)):
+                mine = [i for i in group if i // size == k]
+                if not mine:
+                    continue
+                dst = np.array([i - k * size for i in mine])
+                src = np.array([reuse[i].slot for i in mine])  # type: ignore[union-attr]
+                shards[k] = jax.tree.map(lambda a, b, dst=dst, src=src: a.at[dst].set(b[src]),
+                                         shards[k], source)
+            for i in group:
+                r = reuse[i]
+                assert r is not None
+                now = batch.boards[i]
+                moves[i] = now.move_stack[len(r.board.move_stack):]
+                boards[i] = r.board
+        kept = dataclasses.replace(batch, boards=tuple(boards), shards=tuple(shards))
+        return self.searcher.advance(kept, moves, params=params)
 
     def is_compiled(self, size: int) -> bool:
         """Whether a batch of ``size`` has been searched before (so no jit compile now)."""

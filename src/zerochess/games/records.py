@@ -69,6 +69,7 @@ class MoveStat:
     mate: int | None = None
     time_ms: float | None = None  # wall time of a move on a real clock (PGN [%emt])
     clock_ms: float | None = None  # the mover's clock after it, increment in ([%clk])
+    reused: int = 0  # root visits kept from the player's previous search (tree reuse)
 
     def comment(self) -> str:
         if self.source == "book":
@@ -83,6 +84,8 @@ class MoveStat:
                 parts.append(f"cp={self.score_cp:+d}")
             return " ".join(parts)
         parts = [f"n={self.nodes}", f"q={self.q:+.3f}"]
+        if self.reused:
+            parts.append(f"reused={self.reused}")
         if self.wdl is not None:
             parts.append("wdl=" + "/".join(f"{x:.3f}" for x in self.wdl))
         parts += [f"best={self.best}", f"share={self.best_share:.2f}",

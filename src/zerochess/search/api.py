@@ -19,12 +19,13 @@ from zerochess import compile_cache
 from zerochess.chess import state as chess_state
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
+from zerochess.chess.policy_map import move_to_index
 from zerochess.chess.rules import GameStatus
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
 from zerochess.positions import check_board
 from zerochess.search import cache as eval_cache
-from zerochess.search import loop, step
+from zerochess.search import loop, reroot, step
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.move_filter import (
@@ -193,6 +194,14 @@ class Searcher:
         cache_history_length = as_count(cache_history_length, "cache_history_length", 0,
                                         eval_cache.FULL_HISTORY)
         edges_per_node = as_count(edges_per_node, "edges_per_node", 1, MAX_EDGES_PER_NODE)
+        if cache_size:
+            need, (have, where) = cache_size * eval_cache.ENTRY_BYTES, memory_bytes()
+            if need > have // 2:
+                raise ConfigError(
+                    f"cache_size {cache_size:,} needs {_size(need)} "
+                    f"({eval_cache.ENTRY_BYTES} bytes per entry), more than half of {where} "
+                    f"({_size(have)}); at most about {have // 2 // eval_cache.ENTRY_BYTES:,} "
+                    "entries fit here")
         if num_workers is not None:
             num_workers = check_workers(num_workers)
         if shards is not None:
@@ -396,6 +405,99 @@ class Searcher:
         return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent,
                            move_filters=tuple(new_filters) if any(new_filters) else None)
 
+    def advance(self, batch: SearchBatch, moves: Sequence[Sequence[chess.Move] | None],
+                params: Any = None) -> SearchBatch:
+        """Tree reuse: move each tree's root down the moves played since its search and
+        keep the subtree below them (lc0 keeps its tree between moves this way).
+
+        ``moves[i]``: the moves played from tree i's root position, in order (e.g. the
+        move chosen and the opponent's reply); ``[]`` keeps the tree and its root and
+        starts a new search on it; ``None`` leaves tree i exactly as it is. A
+        tree whose moves lead out of it (a move never searched, a position not yet
+        evaluated, more than ``reroot.MAX_PLIES`` moves) starts afresh at the new
+        position, as ``reset`` would start it. Either way the tree draws from a new key
+        of its own stream (``reroot.next_key``: reproducible, never the old noise), root
+        noise is applied again, search-contempt frozen counts follow the new parity,
+        two-fold draws whose first occurrence is now in the game are undone, and a new
+        search starts: ``run`` adds simulations to the kept ones (``root_visits``
+        counts them, ``reused_visits`` says how many were kept, ``playouts`` counts only
+        the new ones). Nothing recompiles. ``params``: network parameters for trees
+        that start afresh (as in ``init``). Use the returned batch, not ``batch``.
+        """
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        if isinstance(moves, str | chess.Move) or not isinstance(moves, Sequence | Iterable):
+            raise ConfigError(f"moves must be one list of chess.Move per tree, got "
+                              f"{quote(moves)}")
+        moves = [m for m in moves]
+        if len(moves) != len(batch):
+            raise ConfigError(f"{len(moves)} move lists for {len(batch)} trees")
+        boards, indices, plies = [], np.full((len(batch), reroot.MAX_PLIES), -1, np.int16), []
+        untouched = np.array([line is None for line in moves])
+        for i, (board, line) in enumerate(zip(batch.boards, moves, strict=True)):
+            if line is None:
+                boards.append(board)
+                plies.append(-1)
+                continue
+            if isinstance(line, str | chess.Move) or not isinstance(line, Sequence | Iterable):
+                raise ConfigError(f"moves[{i}] must be a list of chess.Move, got {quote(line)}")
+            board = board.copy()
+            for j, move in enumerate(line):
+                if not isinstance(move, chess.Move) or not board.is_legal(move):
+                    raise PositionError(f"moves[{i}][{j}] {quote(move)} is not a legal move in "
+                                        f"{board.fen()}")
+                if j < reroot.MAX_PLIES:
+                    indices[i, j] = move_to_index(board, move)
+                board.push(move)
+            if not any(board.generate_legal_moves()):
+                outcome = board.outcome(claim_draw=False)
+                what = outcome.termination.name.lower() if outcome else "no legal moves"
+                raise NoLegalMovesError(f"moves[{i}] end the game ({what}): {board.fen()}")
+            boards.append(board)
+            # more moves than one advance follows: no move matches -1, the tree restarts
+            plies.append(min(len(line), reroot.MAX_PLIES))
+            if len(line) > reroot.MAX_PLIES:
+                indices[i, 0] = -2
+        history = jax.tree.map(lambda *rows: np.stack(rows),
+                               *[root_history(b) for b in boards])
+        size = len(batch) // len(batch.shards)
+        shards = list(batch.shards)
+        fresh: list[tuple[int, int, np.ndarray]] = []  # (shard, row, key)
+        for k in range(len(shards)):
+            part = slice(k * size, (k + 1) * size)
+            shards[k], ok, keys = _advance(
+                shards[k], jnp.asarray(indices[part]), jnp.asarray(np.array(plies[part],
+                                                                          np.int32)),
+                jax.tree.map(lambda a, part=part: a[part], history))
+            ok, keys = jax.device_get((ok, keys))
+            fresh += [(k, int(r), keys[r]) for r in np.nonzero(~ok)[0]]
+        if fresh:
+            with self._lock:
+                net_params = self._net_params(params)
+            for k in sorted({f[0] for f in fresh}):
+                rows = np.array([r for s, r, _ in fresh if s == k])
+                config = jax.tree.map(lambda a, rows=rows: a[rows],
+                                      jax.device_get(shards[k].params))
+                shards[k] = self._start(shards[k], rows, [boards[k * size + r] for r in rows],
+                                        config, np.stack([key for s, _, key in fresh if s == k]),
+                                        net_params)
+        if batch.move_filters is not None:  # a move filter belongs to its search: dropped
+            for k in range(len(shards)):
+                p = shards[k].params
+                keep = untouched[k * size:(k + 1) * size]
+                avoid, allowed, until = (np.asarray(x) for x in jax.device_get(
+                    (p.move_avoid, p.move_allowed, p.move_allow_until)))
+                shards[k] = shards[k].replace(params=p.replace(
+                    move_avoid=jnp.asarray(np.where(keep[:, None, None], avoid, 0)),
+                    move_allowed=jnp.asarray(np.where(keep[:, None, None], allowed, False)),
+                    move_allow_until=jnp.asarray(np.where(keep, until, 0))))
+        filters = (None if batch.move_filters is None else tuple(
+            f if keep else None for f, keep in zip(batch.move_filters, untouched, strict=True)))
+        return SearchBatch(tuple(boards), tuple(shards),
+                           budget=np.where(untouched, batch.budget, 0),
+                           search_time_s=np.where(untouched, batch.search_time_s, 0.0),
+                           move_filters=filters if filters and any(filters) else None)
+
     def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
                params: SearchParams, keys: np.ndarray, net_params: Any) -> SearchState:
         """Evaluate ``boards``' roots and write them into ``slots`` of ``state``."""
@@ -585,6 +687,7 @@ _prepare = jax.jit(_prepare_state, static_argnames="history_length")
 _network = jax.jit(step.network, static_argnums=(0,), static_argnames="rows")
 _evaluate = jax.jit(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
 _finish = StateProgram(loop.finish_only, donate=(0,))
+_advance = StateProgram(reroot.advance_state)
 _finish_select = StateProgram(loop.finish_select, static_argnames=("num_leaves",),
                               donate=(0,))
 

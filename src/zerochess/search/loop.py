@@ -38,6 +38,7 @@ from zerochess.search.cache import EvalCache
 from zerochess.search.config import SearchParams
 from zerochess.search.gather import ExpandRequest, Leaves, expand_request, gather
 from zerochess.search.history import root_input_history
+from zerochess.search.reroot import root_noise
 from zerochess.search.step import (
     HostExpand,
     LeafInputs,
@@ -79,18 +80,9 @@ def empty_state(params: SearchParams, num_nodes: int, edges_per_node: int) -> Se
 
 
 def _dirichlet_noise(priors: chex.Array, roots: RootInputs, params: SearchParams) -> chex.Array:
-    """lc0 / AlphaZero root noise: p = (1 - eps) p + eps Dir(alpha), over the legal moves."""
-    valid = jnp.arange(K)[None, :] < roots.num_legal[:, None]
-    noise_keys = jax.vmap(lambda k: jax.random.fold_in(jax.random.wrap_key_data(k), 0x0D1))(
-        roots.rng_key)
-    # Normalised in log space: float32 gamma samples of a small alpha underflow to 0 (7% of
-    # them at alpha 0.03), which would leave all-zero noise; softmax of log-gammas is the
-    # same Dirichlet sample without underflow.
-    log_gammas = jax.vmap(lambda k, a: jax.random.loggamma(k, a, (K,)))(
-        noise_keys, params.dirichlet_alpha)
-    noise = jnp.where(valid, jax.nn.softmax(jnp.where(valid, log_gammas, -jnp.inf), axis=1), 0.0)
-    eps = params.dirichlet_epsilon[:, None]
-    return jnp.where(eps > 0, (1 - eps) * priors + eps * noise, priors)
+    """lc0 / AlphaZero root noise of each root (``reroot.root_noise``, vmapped)."""
+    return jax.vmap(root_noise)(priors, roots.num_legal, roots.rng_key, params.dirichlet_alpha,
+                                params.dirichlet_epsilon)
 
 
 def root_net_inputs(roots: RootInputs, params: SearchParams, count: chex.Array,

@@ -163,7 +163,9 @@ class SearchResult:
     by the network: not visited, or a game end).
 
     Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
-    this search (the root's own evaluation included; lc0's playouts), ``depth`` their
+    this search (the root's own evaluation included for a new tree; lc0's playouts),
+    ``reused_visits`` the root visits kept from the last search by ``Searcher.advance``
+    (tree reuse; ``root_visits`` counts them, ``playouts`` does not), ``depth`` their
     mean depth and ``seldepth`` the largest (lc0's convention: the root is depth 1),
     ``nn_evals`` positions evaluated by the network, ``cache_hits`` positions answered
     by the evaluation cache, ``collisions`` gathered visits that met a leaf already in
@@ -395,6 +397,7 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             in_flight=summary["in_flight"][i, :m].astype(np.int64),
             v=(raw[:, 2] - raw[:, 0]).astype(np.float32),
             playouts=playouts,
+            reused_visits=int(summary["stat_reused_visits"][i]),
             depth=float(summary["stat_depth_sum"][i]) / max(playouts, 1),
             seldepth=int(summary["stat_max_depth"][i]),
             nn_evals=int(summary["stat_nn_evals"][i]),

@@ -74,6 +74,7 @@ class TreeStats:
     nn_evals: chex.Array  # int32 positions evaluated by the network
     cache_hits: chex.Array  # int32 positions answered by the evaluation cache
     collisions: chex.Array  # int32 gathered visits that reached a leaf already in flight
+    reused_visits: chex.Array  # int32 root visits kept from the last search (tree reuse)
 
 
 @chex.dataclass(frozen=True)
@@ -150,7 +151,7 @@ class Tree:
 def empty_stats(batch_size: int) -> TreeStats:
     zeros = jnp.zeros((batch_size,), jnp.int32)
     return TreeStats(playouts=zeros, depth_sum=zeros, max_depth=zeros, nn_evals=zeros,
-                     cache_hits=zeros, collisions=zeros)
+                     cache_hits=zeros, collisions=zeros, reused_visits=zeros)
 
 
 def empty_tree(batch_size: int, num_nodes: int,

@@ -16,7 +16,8 @@ is marked ``TODO(core)`` and filled with the closest thing that exists:
   does.
 - depth / seldepth / v are read from the tree (mean and max depth of its nodes, the
   children's stored network WDL).
-- no tree reuse (``Searcher.advance``): every search starts a new tree.
+- tree reuse: a search whose position continues the last one's game moves the last
+  tree down the moves played (``Searcher.advance``), as lc0 always does.
 """
 
 from __future__ import annotations
@@ -200,6 +201,8 @@ class SearchDriver:
                                  shards=1, **searcher_kwargs)
         self.batch: SearchBatch | None = None
         self.board: chess.Board | None = None
+        self.reused_visits = 0  # root visits kept from the last search (tree reuse)
+        self._filtered = False  # the root's moves were cut to searchmoves
         self.moves: list[chess.Move] = []
         self._slots = np.zeros(0, np.int64)
         self._prior = np.zeros(0)
@@ -243,6 +246,12 @@ class SearchDriver:
         t0 = time.perf_counter()
         self.view(rows=list(range(min(multipv, len(self.moves)))))
         self.ms_per_view = (time.perf_counter() - t0) * 1000.0
+        # tree reuse (Searcher.advance), then no tree kept: a search never continues
+        # the warm-up's
+        board = chess.Board()
+        board.push(self.moves[0])
+        self.start(board, SearchConfig(), 0)
+        self.forget()
 
     def prepare(self, multipv: int) -> None:
         """Compile the view for ``multipv`` lines if it is not yet (outside timed searches)."""
@@ -256,39 +265,77 @@ class SearchDriver:
 
     def start(self, board: chess.Board, config: SearchConfig, seed: int,
               allow: list[chess.Move] | None = None) -> None:
-        """A new tree for ``board`` (its move stack is the game history).
-
-        TODO(core): with ``Searcher.advance`` (issue 11), a board that continues the last
-        search's game should advance the old tree instead (lc0 ResetToPosition), and the
-        engine's ``initial_visits`` become the reused root visits.
+        """The tree for ``board`` (its move stack is the game history): the last search's
+        tree moved down the moves played since (``Searcher.advance``, lc0's tree reuse)
+        when ``board`` continues that search's game with the same search settings and no
+        ``searchmoves``, else a new tree. ``reused_visits`` says how many root visits were
+        kept (0 for a new tree).
         """
         t0 = time.perf_counter()
-        self.config = config
-        self.board = board.copy()
-        filters = [MoveFilter(allow=allow)] if allow else None
-        batch = self.searcher.init([board], config, seed, move_filters=filters)
-        state = batch.shards[0]
+        played = self._continuation(board, config, allow)
+        if played is not None:
+            assert self.batch is not None
+            self.batch = self.searcher.advance(self.batch, [played])
+            self.config = config
+            self.board = board.copy()
+            self._filtered = False
+            self._read_root()
+        else:
+            self._new_tree(board, config, seed, allow)
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
+
+    def _continuation(self, board: chess.Board, config: SearchConfig,
+                      allow: list[chess.Move] | None) -> list[chess.Move] | None:
+        """The moves from the last search's root to ``board`` when its tree can be reused."""
+        old = self.board
+        if self.batch is None or old is None or allow or config != self.config:
+            return None
+        if board.root() != old.root() or board.chess960 != old.chess960:
+            return None
+        n = len(old.move_stack)
+        if board.move_stack[:n] != old.move_stack:
+            return None
+        played = board.move_stack[n:]
+        if not played and self._filtered:
+            return None  # the root's search was restricted to searchmoves
+        return played
+
+    def forget(self) -> None:
+        """Drop the kept tree: the next search starts a new one (``ucinewgame``)."""
+        self.batch = None
+        self.board = None
+
+    def _read_root(self, allow: list[chess.Move] | None = None) -> None:
+        """The root's moves, priors and policy, and the reused visits, from the tree; with
+        ``allow`` (searchmoves) only those moves are shown (``_slots``: their edge slots)."""
+        assert self.batch is not None and self.board is not None
+        state = self.batch.shards[0]
         tree = state.tree
-        # Fixed-shape device reads, sliced on the host: slicing a device array to the
-        # number of legal moves compiles new slice ops for every new count (0.1-0.3 s
-        # each on a busy CPU, inside a timed search).
         num_legal = int(tree.num_legal[0, 0])
-        # the root's edges are the first K entries of the tree's edge pool; its priors
-        # also live in float32 in ``root_prior``
+        # the root's edges are the first K entries of the tree's edge pool (a new tree and
+        # a rerooted one alike); its priors also live in float32 in ``root_prior``
         indices = np.asarray(tree.edges.move[0, :K])[:num_legal].astype(np.int64)
-        moves = [index_to_move(board, int(i)) for i in indices]
+        moves = [index_to_move(self.board, int(i)) for i in indices]
         slots = np.arange(num_legal)
-        if allow:  # the searched moves only (the filter's root moves), in slot order
+        if allow:
             wanted = set(allow)
             slots = np.array([s for s, m in enumerate(moves) if m in wanted], np.int64)
-        self.batch = batch
         self._slots = slots  # root edge slot of each of ``self.moves``
         self.moves = [moves[s] for s in slots]
         self._nn_index = indices[slots]
         self._prior = np.asarray(state.tree.root_prior[0], np.float64)[slots]
         self._policy = np.asarray(state.root_policy[0], np.float64)[slots]
-        elapsed = (time.perf_counter() - t0) * 1000.0
-        self.ms_per_start = 0.7 * self.ms_per_start + 0.3 * elapsed
+        self.reused_visits = int(tree.stats.reused_visits[0])
+
+    def _new_tree(self, board: chess.Board, config: SearchConfig, seed: int,
+                  allow: list[chess.Move] | None) -> None:
+        self.config = config
+        self.board = board.copy()
+        filters = [MoveFilter(allow=allow)] if allow else None
+        self.batch = self.searcher.init([board], config, seed, move_filters=filters)
+        self._filtered = bool(allow)
+        self._read_root(allow)
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache (lc0 clears its NNCache on ``ucinewgame``)."""
@@ -308,8 +355,12 @@ class SearchDriver:
 
     def advance(self, move: chess.Move) -> None:
         """Move the root into ``move``'s subtree, keeping it (lc0 tree reuse, ponderhit)."""
-        # TODO(core): self.batch = self.searcher.advance(self.batch, [[move]]) (issue 11)
-        raise NotImplementedError("tree reuse needs Searcher.advance (issue 11)")
+        assert self.batch is not None and self.board is not None
+        self.batch = self.searcher.advance(self.batch, [[move]])
+        self.board = self.board.copy()
+        self.board.push(move)
+        self._filtered = False
+        self._read_root()
 
     def run(self, simulations: int) -> None:
         """``simulations`` more simulations; updates the chunk timing estimates."""

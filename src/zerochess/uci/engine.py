@@ -237,12 +237,14 @@ class SearchJob:
         config = opts.search_config()
         seed = search_seed(int(opts["Seed"]), board)
         black = board.turn == chess.BLACK
-        initial_visits = 0  # TODO(core): root visits kept by Searcher.advance (tree reuse)
-        stopper = self._make_stopper(board, black, initial_visits)
         if self._time_trouble(black, driver):
-            self._instant_move(board, driver, stopper)
+            self._instant_move(board, driver, self._make_stopper(board, black, 0))
             return
         driver.start(board, config, seed, allow)
+        # lc0's initial visits: the root visits kept from the last search (tree reuse);
+        # `go nodes` and the time manager count them, `playouts` do not
+        initial_visits = driver.reused_visits
+        stopper = self._make_stopper(board, black, initial_visits)
         hints = StoppersHints()
         first_batch: float | None = None
         batches = 0
@@ -260,8 +262,7 @@ class SearchJob:
                 # ponderhit: the real game clock starts now, with the tree so far reused
                 self.pondering = False
                 if lc0_ponder:
-                    # TODO(core): Searcher.advance (issue 11): move the root into the
-                    # ponder move's subtree; until then this branch is never taken.
+                    # move the root into the ponder move's subtree (Searcher.advance)
                     board = self.position.board
                     driver.advance(board.peek())
                     progress = driver.progress()
@@ -573,7 +574,8 @@ class UciEngine:
             self.clock_start = time.perf_counter()
             if self._driver is not None and hasattr(self._driver, "clear_cache"):
                 self._driver.clear_cache()  # lc0 clears its NNCache on ucinewgame
-            # TODO(core): clear the reused tree (issue 11).
+            if self._driver is not None and hasattr(self._driver, "forget"):
+                self._driver.forget()  # a new game never reuses the last game's tree
         elif name == "position":
             spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
             self._stop_search(abort=True)
