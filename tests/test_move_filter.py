@@ -258,3 +258,18 @@ def test_move_filters_argument_is_checked(searcher):
     batch = searcher.init([chess.Board()] * 2, move_filters=[
         MoveFilter(allow=[M("e2e4"), M("e7e5")], until_depth=2), None])
     assert searcher.results(searcher.run(batch, 5))[0].moves == [M("e2e4")]
+
+
+def test_advance_drops_the_filter_of_a_moved_tree(searcher):
+    """A filter belongs to its search: after ``advance`` the moved tree's new root is
+    searched with every move, the untouched tree keeps its filter."""
+    board = POSITIONS[0]
+    allow = [M("e2e4")]
+    batch = searcher.init([board, board], seed=[1, 2], move_filters=[
+        MoveFilter(allow=allow), MoveFilter(allow=allow)])
+    batch = searcher.run(batch, 20)
+    batch = searcher.run(searcher.advance(batch, [[M("e2e4"), M("e7e5")], None]), 20)
+    moved, kept = searcher.results(batch)
+    assert kept.moves == allow
+    assert len(moved.moves) == moved.board.legal_moves.count() == 29
+    assert (moved.visits > 0).sum() > 1
