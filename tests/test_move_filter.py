@@ -265,8 +265,9 @@ def test_advance_drops_the_filter_of_a_moved_tree(searcher):
     searched with every move, the untouched tree keeps its filter."""
     board = POSITIONS[0]
     allow = [M("e2e4")]
+    # were it kept, the new root (White to move, depth 0 < 3) could play only g1f3
     batch = searcher.init([board, board], seed=[1, 2], move_filters=[
-        MoveFilter(allow=allow), MoveFilter(allow=allow)])
+        MoveFilter(allow=[M("e2e4"), M("g1f3")], until_depth=3), MoveFilter(allow=allow)])
     batch = searcher.run(batch, 20)
     batch = searcher.run(searcher.advance(batch, [[M("e2e4"), M("e7e5")], None]), 20)
     moved, kept = searcher.results(batch)
