@@ -214,10 +214,11 @@ def test_errors_name_the_field_and_the_id(engine):
         "e-type": ({"moves": [], "maxVisits": "many"}, "maxVisits", "integer"),
         "e-range": ({"moves": [], "analysisPVLen": 0}, "analysisPVLen", "from 1"),
         "e-turn": ({"moves": ["e2e4"], "analyzeTurns": [2]}, "analyzeTurns", "turn number 2"),
-        "e-avoid": ({"moves": [], "avoidMoves": [{"moves": ["e2e4"], "untilDepth": 1}]},
-                    "avoidMoves", "not supported yet"),
-        "e-allow": ({"moves": [], "allowMoves": [{"moves": ["e2e4"]}]}, "allowMoves",
-                    "not supported yet"),
+        "e-allow": ({"moves": [], "allowMoves": [{"moves": ["e2e4", "e2e5"]}]}, "allowMoves",
+                    "['e2e5'] are not legal"),
+        "e-avoid": ({"moves": [], "avoidMoves": [{"moves": [m.uci() for m in
+                                                            chess.Board().legal_moves]}]},
+                    "avoidMoves", "excludes every legal move"),
         "e-rpt": ({"moves": [], "rootPolicyTemperature": 2.0}, "rootPolicyTemperature",
                   "not supported yet"),
     }
@@ -240,6 +241,33 @@ def test_errors_name_the_field_and_the_id(engine):
 
 
 # --- actions ---------------------------------------------------------------------------------
+
+def test_avoid_and_allow_moves_restrict_the_search(engine):
+    """avoidMoves / allowMoves (KataGo semantics): the avoided root moves get no visits
+    (and are not listed), only allowed moves are searched; an avoid entry with untilDepth
+    2 also keeps the reply out of every PV's second move."""
+    [plain] = engine.analyse(id="f-plain", moves=[], maxVisits=40, timeout=300)
+    visits = {m["move"]: m["visits"] for m in plain["moveInfos"]}
+    top = sorted(visits, key=visits.get, reverse=True)[:2]
+    assert all(visits[m] > 0 for m in top)
+    [avoid] = engine.analyse(id="f-avoid", moves=[], maxVisits=40, timeout=300,
+                             avoidMoves=[{"moves": top, "untilDepth": 1}])
+    searched = {m["move"]: m["visits"] for m in avoid["moveInfos"]}
+    assert not set(top) & set(searched) and sum(searched.values()) == sum(visits.values())
+    allowed = ["a2a3", "h2h4", "b1c3"]
+    [allow] = engine.analyse(id="f-allow", moves=[], maxVisits=40, timeout=300,
+                             allowMoves=[{"moves": allowed, "untilDepth": 1}])
+    searched = {m["move"]: m["visits"] for m in allow["moveInfos"]}
+    assert set(searched) <= set(allowed) and sum(searched.values()) == sum(visits.values())
+    replies = ["e7e5", "d7d5", "g8f6", "c7c5", "e7e6"]
+    [deep] = engine.analyse(id="f-deep", moves=[], maxVisits=60, timeout=300,
+                            avoidMoves=[{"moves": top, "untilDepth": 1},
+                                        {"moves": replies, "untilDepth": 2}])
+    infos = deep["moveInfos"]
+    assert not set(top) & {m["move"] for m in infos}
+    assert any(len(m["pv"]) > 1 for m in infos)
+    assert all(m["pv"][1] not in replies for m in infos if len(m["pv"]) > 1)
+
 
 def test_actions_are_acknowledged_by_echo(engine):
     reply = engine.version()

@@ -112,9 +112,12 @@ BAD_VALUES = {
     "overrideSettings": [[], "x", 3, None, {"cpuct": "x"}, {"cpuct": -1}, {"n_scl": 0},
                          {"selection": 1}, {"cpuct": 1e300}, {"maxVisits": 0},
                          {"policy_temperature": 0}, {"draw_score": 3}, {"n_scl": 1.5}],
-    "avoidMoves": [None, {}, [{"moves": ["e2e4"]}], [{"moves": "e2e4"}], [{"untilDepth": 2}],
-                   [5]],
-    "allowMoves": [None, [{"moves": ["e2e4"]}], [{}, {}]],
+    "avoidMoves": [None, {}, [{"moves": ["e2e4"], "untilDepth": 0}], [{"moves": "e2e4"}],
+                   [{"untilDepth": 2}], [5], [{"moves": ["g1f3", "g1h3", "g1e2", "b1c3", "b1a3",
+                   "f1e2", "f1d3", "f1c4", "f1b5", "f1a6", "d1e2", "d1f3", "d1g4", "d1h5",
+                   "e1e2", "a2a3", "a2a4", "b2b3", "b2b4", "c2c3", "c2c4", "d2d3", "d2d4",
+                   "f2f3", "f2f4", "g2g3", "g2g4", "h2h3", "h2h4"]}]],  # avoids every move
+    "allowMoves": [None, [{"moves": ["e2e4"]}], [{}, {}]],  # e2e4: illegal there
 }
 
 

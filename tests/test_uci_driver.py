@@ -65,6 +65,8 @@ def test_no_compile_inside_searches_after_warmup(driver):
                     order = progress.order(driver.prior, 0.0)
                     view = driver.view(progress, [int(order[0])])
                     assert view.result.best_move in board.legal_moves
+                    if allow:  # searchmoves: every simulation went to the one allowed move
+                        assert view.result.moves == allow and progress.visits.sum() == 3
                 driver.policy_move(board)
     finally:
         logger.removeHandler(handler)

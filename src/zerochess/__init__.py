@@ -26,6 +26,7 @@ _EXPORTS = {
     "parse_fen": "zerochess.positions",
     "parse_position": "zerochess.positions",
     "read_epd": "zerochess.positions",
+    "MoveFilter": "zerochess.search",
     "SearchBatch": "zerochess.search",
     "SearchConfig": "zerochess.search",
     "SearchResult": "zerochess.search",

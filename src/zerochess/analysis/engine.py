@@ -183,13 +183,18 @@ class Engine:
             self._log(traceback.format_exc())
             return Parsed(None, [error_message(f"internal error reading this line: {err!r}")])
         query = parsed.item
-        if isinstance(query, Query) and query.move_filters and not self.batch.supports_move_filters:
+        if isinstance(query, Query) and query.move_filters:
             field = "allowMoves" if query.move_filters[0].allow else "avoidMoves"
-            # TODO(core): Searcher move filters (SEARCH_API.md) make these run; until then a
-            # host-side root filter cannot be exact (selection, not priors, must skip moves).
-            return Parsed(None, [error_message(
-                f"not supported yet: {field} needs move filters in the search core",
-                field, query.id)])
+            if not self.batch.supports_move_filters:  # a test double without them
+                return Parsed(None, [error_message(
+                    f"not supported yet: {field} needs move filters in the search core",
+                    field, query.id)])
+            from zerochess.analysis.slots import check_move_filters  # jax: imported late
+
+            try:  # the filters must fit every analysed position (e.g. allowed moves legal)
+                check_move_filters(query.move_filters, [t.board() for t in query.turns])
+            except UserError as err:
+                return Parsed(None, [error_message(str(err), field, query.id)])
         return parsed
 
     # --- main loop -----------------------------------------------------------------------

@@ -3,15 +3,13 @@ slot at a time without recompiling.
 
 ``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``: the
 seams where the search-core contract (``notes/SEARCH_API.md``) will plug in are marked
-``TODO(core)``. Today a slot is refilled by initialising the new root as a batch of one
-(``Searcher.init``) and writing that tree into the batch with a jitted, donated update
-(the slot index is data, so every refill reuses one compiled program).
+``TODO(core)``. A slot is refilled with ``Searcher.reset`` (slots, configs, seeds and the
+query's move filters are data, so every refill reuses the compiled programs).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from collections.abc import Sequence
 
@@ -25,6 +23,7 @@ from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import SearchState, network_buckets
+from zerochess.search.move_filter import MoveFilter, filter_arrays, restrict_result
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import Tree, node_edges
 
@@ -56,14 +55,6 @@ class SlotReport:
     result: SearchResult
     pv_visits: np.ndarray  # int [M, 1 + PV_LENGTH]: visits of the node after each PV move,
     # row i for result.moves[i] (0 past the end of the PV)
-
-
-@functools.partial(jax.jit, donate_argnums=(0,))
-def _write_slot(state: SearchState, fresh: SearchState, index: jax.Array) -> SearchState:
-    """``state`` with tree ``index`` replaced by the single tree of ``fresh`` (in place)."""
-    return jax.tree.map(
-        lambda whole, one: jax.lax.dynamic_update_index_in_dim(whole, one[0], index, 0),
-        state, fresh)
 
 
 def _pv_visits(tree: Tree, pv: jax.Array) -> jax.Array:
@@ -108,23 +99,24 @@ def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
     return out
 
 
-def move_filter(entries: Sequence[MoveFilterEntry]):
-    """The contract's per-tree ``MoveFilter`` from a query's allow/avoid entries."""
+def move_filter(entries: Sequence[MoveFilterEntry]) -> tuple[MoveFilter, ...] | None:
+    """A tree's ``MoveFilter``s from a query's allow/avoid entries (one per entry: avoid
+    entries with different ``untilDepth`` all apply, as in KataGo)."""
     if not entries:
         return None
-    # TODO(core): zerochess.search exports MoveFilter(allow, avoid, until_depth) with the
-    # move filters of Searcher.init/reset (SEARCH_API.md); until then `supports_move_filters`
-    # is False and the engine refuses the fields before they get here.
-    from zerochess.search import MoveFilter  # type: ignore[attr-defined]
+    return tuple(MoveFilter(allow=list(e.moves), until_depth=e.until_depth) if e.allow
+                 else MoveFilter(avoid=list(e.moves), until_depth=e.until_depth)
+                 for e in entries)
 
-    depths = {e.until_depth for e in entries}
-    if len(depths) > 1:
-        raise UnsupportedError("avoidMoves entries with different untilDepth values are not "
-                               "supported (one MoveFilter per tree)")
-    moves = [m for e in entries for m in e.moves]
-    if entries[0].allow:
-        return MoveFilter(allow=moves, until_depth=depths.pop())
-    return MoveFilter(avoid=moves, until_depth=depths.pop())
+
+def check_move_filters(entries: Sequence[MoveFilterEntry], boards: Sequence[chess.Board]
+                       ) -> None:
+    """Refuse (``UserError`` naming the position) filters that do not fit one of ``boards``:
+    allowed moves not legal there (untilDepth 1), or every legal move excluded."""
+    filters = move_filter(entries)
+    for board in boards:
+        if any(board.generate_legal_moves()):
+            filter_arrays([filters], [board])
 
 
 class SlotBatch:
@@ -147,32 +139,16 @@ class SlotBatch:
 
     @property
     def supports_move_filters(self) -> bool:
-        return "move_filters" in inspect.signature(self.searcher.init).parameters
+        """allowMoves / avoidMoves run (the core's per-tree ``MoveFilter``)."""
+        return True
 
     def reset(self, slots: Sequence[int], boards: Sequence[chess.Board],
               configs: Sequence[SearchConfig], seeds: Sequence[int],
               move_filters: Sequence[Sequence[MoveFilterEntry]] | None = None) -> None:
         """Start new searches in ``slots`` (the contract's ``Searcher.reset``)."""
-        move_filters = move_filters or [()] * len(slots)
-        if not any(move_filters):
-            self.batch = self.searcher.reset(self.batch, list(slots), list(boards),
-                                             list(configs), [int(s) for s in seeds])
-            return
-        # TODO(core): Searcher.reset(..., move_filters) once MoveFilter exists; until then
-        # `supports_move_filters` is False and the engine refuses the fields earlier.
-        for slot, board, config, seed, entries in zip(
-                slots, boards, configs, seeds, move_filters, strict=True):
-            kwargs = {}
-            if entries:
-                kwargs["move_filters"] = [move_filter(entries)]
-            fresh = self.searcher.init([board], [config], seed=[seed], **kwargs)
-            shard, local = divmod(slot, self.shard_size)
-            shards = list(self.batch.shards)
-            shards[shard] = _write_slot(shards[shard], fresh.shards[0], jnp.int32(local))
-            boards_now = list(self.batch.boards)
-            boards_now[slot] = fresh.boards[0]
-            self.batch = dataclasses.replace(self.batch, boards=tuple(boards_now),
-                                             shards=tuple(shards))
+        filters = [move_filter(e) for e in move_filters] if move_filters else None
+        self.batch = self.searcher.reset(self.batch, list(slots), list(boards), list(configs),
+                                         [int(s) for s in seeds], move_filters=filters)
 
     def run(self, counts: np.ndarray) -> np.ndarray:
         """Run ``counts[i]`` more simulations in tree i (0: the tree idles); returns the
@@ -195,7 +171,11 @@ class SlotBatch:
         out = jax.device_get(_slot_summary(self.batch.shards[shard], jnp.int32(local)))
         result = read_results([self.batch.boards[slot]], out, out["root_policy"],
                               out["draw_score"])[0]
-        return SlotReport(result, np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64))
+        pv_visits = np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64)
+        searched = restrict_result(result, self.batch.move_filter(slot))
+        if searched is not result:  # the filtered root moves are not shown (as in lc0)
+            pv_visits = pv_visits[[result.moves.index(m) for m in searched.moves]]
+        return SlotReport(searched, pv_visits)
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache shared by all slots."""

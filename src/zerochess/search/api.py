@@ -26,8 +26,15 @@ from zerochess.neural.model import Model
 from zerochess.positions import check_board
 from zerochess.search import cache as eval_cache
 from zerochess.search import loop, reroot, step
-from zerochess.search.config import SearchConfig, SearchParams, stack_configs
+from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
+from zerochess.search.move_filter import (
+    MoveFilter,
+    TreeFilter,
+    filter_arrays,
+    per_tree,
+    restrict_result,
+)
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K, bytes_per_node
@@ -48,6 +55,12 @@ class SearchBatch:
     shards: tuple[SearchState, ...]
     budget: np.ndarray  # int64 [B]
     search_time_s: np.ndarray  # float64 [B]
+    # each tree's move filters (None: none); None: no tree has one
+    move_filters: tuple[tuple[MoveFilter, ...] | None, ...] | None = None
+
+    def move_filter(self, index: int) -> tuple[MoveFilter, ...] | None:
+        """The move filters tree ``index`` was started with (None: none)."""
+        return None if self.move_filters is None else self.move_filters[index]
 
     def __len__(self) -> int:
         return len(self.boards)
@@ -297,7 +310,8 @@ class Searcher:
         return [(i * size, (i + 1) * size) for i in range(shards)]
 
     def init(self, boards: Sequence[chess.Board], configs: SearchConfig | Sequence[SearchConfig]
-             = SearchConfig(), seed: int | Sequence[int] = 0, params: Any = None) -> SearchBatch:
+             = SearchConfig(), seed: int | Sequence[int] = 0, params: Any = None,
+             move_filters: Sequence[TreeFilter] | None = None) -> SearchBatch:
         """Trees for ``boards`` (with their move history), each holding its evaluated root.
 
         ``seed``: one seed for the batch (tree i draws from ``tree_key(seed, i)``), or one
@@ -306,6 +320,9 @@ class Searcher:
         ``params``: the network parameters to evaluate the roots with (default
         ``model.params``); any pytree of the same shapes runs without recompiling, so a
         training loop passes its current weights here and to ``run``.
+        ``move_filters``: one ``MoveFilter`` (or None, or a list of MoveFilters that all
+        apply) per tree: the moves each search may select near its root
+        (``zerochess.search.move_filter``; data, no recompilation).
         """
         if isinstance(boards, chess.Board) or not isinstance(boards, Sequence | Iterable):
             raise PositionError(f"boards must be a list of chess.Board, got {quote(boards)}")
@@ -315,6 +332,8 @@ class Searcher:
         for i, board in enumerate(boards):
             check_board(board, f"position {i}")
         configs = _per_tree(configs, len(boards))
+        filters = per_tree(move_filters, len(boards))
+        arrays = filter_arrays(filters, boards)
         keys = batch_keys(seed, len(boards))
         check_tree_memory(len(boards), self.max_nodes, node_bytes=self.bytes_per_node)
         with self._lock:
@@ -322,21 +341,25 @@ class Searcher:
         states = []
         for a, b in self._shard_bounds(len(boards)):
             search_params = stack_configs(configs[a:b], self.model.has_moves_left,
-                                          self.model.mate_check)
+                                          self.model.mate_check).replace(**filter_params(
+                arrays.take(np.arange(a, b))))
             state = _empty(search_params, self.max_nodes, self.edges_per_node)
             states.append(self._start(state, np.arange(b - a), boards[a:b], search_params,
                                       keys[a:b], net_params))
         return SearchBatch(tuple(b.copy() for b in boards), tuple(states),
                            budget=np.zeros(len(boards), np.int64),
-                           search_time_s=np.zeros(len(boards)))
+                           search_time_s=np.zeros(len(boards)),
+                           move_filters=tuple(filters) if any(filters) else None)
 
     def reset(self, batch: SearchBatch, slots: Sequence[int], boards: Sequence[chess.Board],
               configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
-              seeds: int | Sequence[int] = 0, params: Any = None) -> SearchBatch:
+              seeds: int | Sequence[int] = 0, params: Any = None,
+              move_filters: Sequence[TreeFilter] | None = None) -> SearchBatch:
         """Start new searches in tree ``slots`` of ``batch`` (no recompilation); the other
         trees are untouched. ``seeds``: one seed (slot s draws from ``tree_key(seed, s)``,
         as if the batch had been started with it) or one per slot (``tree_key(seed, 0)``).
         ``params``: network parameters for the new roots (as in ``init``).
+        ``move_filters``: one ``MoveFilter`` (or None) per slot, as in ``init``.
         Use the returned batch, not ``batch``.
         """
         if not isinstance(batch, SearchBatch):
@@ -356,6 +379,8 @@ class Searcher:
         for i, board in enumerate(boards):
             check_board(board, f"position {i}")
         configs = _per_tree(configs, len(slots))
+        filters = per_tree(move_filters, len(slots))
+        arrays = filter_arrays(filters, boards)
         if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
             keys = np.stack([tree_key(int(seeds), s) for s in slots])
         else:
@@ -369,16 +394,20 @@ class Searcher:
             if mine:
                 shards[k] = self._start(
                     shards[k], np.array([slots[i] - k * size for i in mine]),
-                    [boards[i] for i in mine], stack_configs([configs[i] for i in mine],
-                                                 self.model.has_moves_left,
-                                                 self.model.mate_check),
+                    [boards[i] for i in mine],
+                    stack_configs([configs[i] for i in mine], self.model.has_moves_left,
+                                  self.model.mate_check).replace(**filter_params(
+                        arrays.take(np.array(mine)))),
                     keys[mine], net_params)
         new_boards = list(batch.boards)
         budget, spent = batch.budget.copy(), batch.search_time_s.copy()
-        for s, board in zip(slots, boards, strict=True):
+        new_filters = list(batch.move_filters or [None] * len(batch))
+        for s, board, f in zip(slots, boards, filters, strict=True):
             new_boards[s] = board.copy()
             budget[s], spent[s] = 0, 0.0
-        return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent)
+            new_filters[s] = f
+        return SearchBatch(tuple(new_boards), tuple(shards), budget=budget, search_time_s=spent,
+                           move_filters=tuple(new_filters) if any(new_filters) else None)
 
     def advance(self, batch: SearchBatch, moves: Sequence[Sequence[chess.Move] | None],
                 params: Any = None) -> SearchBatch:
@@ -458,9 +487,22 @@ class Searcher:
                 shards[k] = self._start(shards[k], rows, [boards[k * size + r] for r in rows],
                                         config, np.stack([key for s, _, key in fresh if s == k]),
                                         net_params)
+        if batch.move_filters is not None:  # a move filter belongs to its search: dropped
+            for k in range(len(shards)):
+                p = shards[k].params
+                keep = untouched[k * size:(k + 1) * size]
+                avoid, allowed, until = (np.asarray(x) for x in jax.device_get(
+                    (p.move_avoid, p.move_allowed, p.move_allow_until)))
+                shards[k] = shards[k].replace(params=p.replace(
+                    move_avoid=jnp.asarray(np.where(keep[:, None, None], avoid, 0)),
+                    move_allowed=jnp.asarray(np.where(keep[:, None, None], allowed, False)),
+                    move_allow_until=jnp.asarray(np.where(keep, until, 0))))
+        filters = (None if batch.move_filters is None else tuple(
+            f if keep else None for f, keep in zip(batch.move_filters, untouched, strict=True)))
         return SearchBatch(tuple(boards), tuple(shards),
                            budget=np.where(untouched, batch.budget, 0),
-                           search_time_s=np.where(untouched, batch.search_time_s, 0.0))
+                           search_time_s=np.where(untouched, batch.search_time_s, 0.0),
+                           move_filters=filters if filters and any(filters) else None)
 
     def _mate_check_roots(self, state: SearchState, rows: np.ndarray,
                           boards: Sequence[chess.Board]) -> SearchState:
@@ -580,7 +622,8 @@ class Searcher:
                                       net_params)
         self.last_run = stats
         spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
-        return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent)
+        return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent,
+                           move_filters=batch.move_filters)
 
     def _run_chunks(self, states: list[SearchState], size: int, budget: np.ndarray,
                     deadline: float | None, stats: PipelineStats, total: int,
@@ -641,7 +684,8 @@ class Searcher:
             part = slice(i * size, (i + 1) * size)
             out += read_results(list(batch.boards[part]), summary, np.asarray(state.root_policy),
                                 np.asarray(state.params.draw_score), batch.search_time_s[part])
-        return out
+        # lc0 shows a searchmoves search's searched moves only
+        return [restrict_result(r, batch.move_filter(i)) for i, r in enumerate(out)]
 
     def search(self, boards: Sequence[chess.Board],
                configs: SearchConfig | Sequence[SearchConfig] = SearchConfig(),
@@ -759,5 +803,5 @@ def check_workers(workers: object) -> int:
     return as_count(workers, "workers", 0, 4 * (os.cpu_count() or 1))
 
 
-__all__ = ["NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys", "check_tree_memory",
-           "check_workers", "simulation_counts", "tree_key", "tree_keys"]
+__all__ = ["MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys",
+           "check_tree_memory", "check_workers", "simulation_counts", "tree_key", "tree_keys"]

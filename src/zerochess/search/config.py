@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.errors import ConfigError, quote
+from zerochess.search import move_filter
 from zerochess.search.selection import SELECTION_RULES
 from zerochess.validation import as_choice, as_count, as_flag, as_real
 
@@ -228,6 +229,10 @@ class SearchParams:
     ml_scaled: chex.Array  # float32 MovesLeftScaledFactor
     ml_quadratic: chex.Array  # float32 MovesLeftQuadraticFactor
     mate_check: chex.Array  # bool: new nodes are checked for a mate in one (host)
+    # move filters (search.move_filter; set by Searcher.init/reset, none here)
+    move_avoid: chex.Array  # int16 [B, 2, NUM_KEYS] until depth per avoided move key
+    move_allowed: chex.Array  # bool [B, 2, NUM_KEYS] allow list
+    move_allow_until: chex.Array  # int16 [B] until depth of the allow list, 0 = none
 
 
 def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
@@ -284,4 +289,11 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
         ml_quadratic=col(lambda c: c.moves_left_quadratic_factor, f32),
         mate_check=col(lambda c: bool(mate_check) if c.mate_check is None else c.mate_check,
                        np.bool_),
+        **filter_params(move_filter.no_filters(len(configs))),
     )
+
+
+def filter_params(arrays: move_filter.FilterArrays) -> dict[str, chex.Array]:
+    """The ``SearchParams`` move-filter fields of ``arrays``."""
+    return {"move_avoid": jnp.asarray(arrays.avoid), "move_allowed": jnp.asarray(arrays.allowed),
+            "move_allow_until": jnp.asarray(arrays.allow_until)}

@@ -28,6 +28,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from zerochess.search.move_filter import excluded_edges
 from zerochess.search.tree import NodeEdges, Tree, node_edges
 
 if TYPE_CHECKING:  # config imports this module for the rule names
@@ -201,6 +202,11 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
       int32 scalar slot in [0, num_legal).
     """
     edges = node_edges(tree, node) if edges is None else edges
+    # move filters: excluded edges are never selected, as if absent (search.move_filter)
+    excluded = excluded_edges(jnp, params.move_avoid, params.move_allowed,
+                              params.move_allow_until, tree.position.board[node],
+                              tree.position.turn[node], depth, edges.move, edges.valid)
+    edges = edges._replace(valid=edges.valid & ~excluded)
     stats = child_stats(tree, node, edges)
     if rule is None:
         scores = jax.lax.switch(params.selection, _RULES, tree, params, node, depth, stats)

@@ -10,9 +10,10 @@ is marked ``TODO(core)`` and filled with the closest thing that exists:
   ``stop`` within 50 ms. The driver reads the root, its children and the PVs of the root
   moves with two small jitted functions of its own (cost independent of the tree size)
   and builds the same ``SearchResult``.
-- ``move_filters`` (``go searchmoves``) do not exist: the root's edge slots are
-  reordered after ``init`` so the allowed moves come first, and the root's move count is
-  cut to them (priors are not renormalised, as in lc0's root move filter).
+- ``go searchmoves`` is the core's root ``MoveFilter(allow=...)``: the tree keeps every
+  root edge, the search never selects the others (priors not renormalised, as in lc0's
+  root move filter), and the driver shows only the searched moves (``_slots``), as lc0
+  does.
 - depth / seldepth / v are read from the tree (mean and max depth of its nodes, the
   children's stored network WDL).
 - tree reuse: a search whose position continues the last one's game moves the last
@@ -37,6 +38,7 @@ from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
+from zerochess.search.move_filter import MoveFilter
 from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.tree import K, NodeEdges, Tree, node_edges
 
@@ -202,6 +204,7 @@ class SearchDriver:
         self.reused_visits = 0  # root visits kept from the last search (tree reuse)
         self._filtered = False  # the root's moves were cut to searchmoves
         self.moves: list[chess.Move] = []
+        self._slots = np.zeros(0, np.int64)
         self._prior = np.zeros(0)
         self._policy = np.zeros(0)
         self._nn_index = np.zeros(0, np.int64)
@@ -220,7 +223,7 @@ class SearchDriver:
         ``multipv`` lines prints) and time a chunk and a view."""
         self.policy_move(chess.Board())  # compiles the network alone (time-trouble moves)
         board = chess.Board()
-        # searchmoves' slot reordering and 63-bit seeds run their own small programs
+        # a searchmoves filter (data: no program of its own) and a 63-bit seed
         self.start(board, SearchConfig(), 2**62 + 1, allow=list(board.legal_moves)[:2])
         self.run(1)
         self.start(board, SearchConfig(), 0)
@@ -295,7 +298,7 @@ class SearchDriver:
             return None
         played = board.move_stack[n:]
         if not played and self._filtered:
-            return None  # the root's moves were cut to searchmoves
+            return None  # the root's search was restricted to searchmoves
         return played
 
     def forget(self) -> None:
@@ -303,8 +306,9 @@ class SearchDriver:
         self.batch = None
         self.board = None
 
-    def _read_root(self) -> None:
-        """The root's moves, priors and policy, and the reused visits, from the tree."""
+    def _read_root(self, allow: list[chess.Move] | None = None) -> None:
+        """The root's moves, priors and policy, and the reused visits, from the tree; with
+        ``allow`` (searchmoves) only those moves are shown (``_slots``: their edge slots)."""
         assert self.batch is not None and self.board is not None
         state = self.batch.shards[0]
         tree = state.tree
@@ -312,43 +316,26 @@ class SearchDriver:
         # the root's edges are the first K entries of the tree's edge pool (a new tree and
         # a rerooted one alike); its priors also live in float32 in ``root_prior``
         indices = np.asarray(tree.edges.move[0, :K])[:num_legal].astype(np.int64)
-        self.moves = [index_to_move(self.board, int(i)) for i in indices]
-        self._nn_index = indices
-        self._prior = np.asarray(state.tree.root_prior[0], np.float64)[:num_legal]
-        self._policy = np.asarray(state.root_policy[0], np.float64)[:num_legal]
+        moves = [index_to_move(self.board, int(i)) for i in indices]
+        slots = np.arange(num_legal)
+        if allow:
+            wanted = set(allow)
+            slots = np.array([s for s, m in enumerate(moves) if m in wanted], np.int64)
+        self._slots = slots  # root edge slot of each of ``self.moves``
+        self.moves = [moves[s] for s in slots]
+        self._nn_index = indices[slots]
+        self._prior = np.asarray(state.tree.root_prior[0], np.float64)[slots]
+        self._policy = np.asarray(state.root_policy[0], np.float64)[slots]
         self.reused_visits = int(tree.stats.reused_visits[0])
 
     def _new_tree(self, board: chess.Board, config: SearchConfig, seed: int,
                   allow: list[chess.Move] | None) -> None:
         self.config = config
         self.board = board.copy()
-        # TODO(core): searcher.init(..., move_filters=[MoveFilter(allow=allow)]) (issue 10)
-        batch = self.searcher.init([board], config, seed)
-        state = batch.shards[0]
-        tree = state.tree
-        # Fixed-shape device reads, sliced on the host: slicing a device array to the
-        # number of legal moves compiles new slice ops for every new count (0.1-0.3 s
-        # each on a busy CPU, inside a timed search).
-        num_legal = int(tree.num_legal[0, 0])
-        indices = np.asarray(tree.edges.move[0, :K])[:num_legal].astype(np.int64)
-        moves = [index_to_move(board, int(i)) for i in indices]
-        if allow:
-            wanted = set(allow)
-            order = ([s for s, m in enumerate(moves) if m in wanted]
-                     + [s for s, m in enumerate(moves) if m not in wanted])
-            kept = sum(1 for m in moves if m in wanted)
-            perm = jnp.asarray(np.concatenate([order, np.arange(num_legal, K)]))
-            edges = tree.edges
-            tree = tree.replace(
-                edges=edges.replace(move=edges.move.at[0, :K].set(edges.move[0, :K][perm]),
-                                    prior=edges.prior.at[0, :K].set(edges.prior[0, :K][perm])),
-                root_prior=tree.root_prior.at[0].set(tree.root_prior[0][perm]),
-                num_legal=tree.num_legal.at[0, 0].set(kept))
-            state = state.replace(tree=tree, root_policy=state.root_policy[:, perm])
-            batch = dataclasses.replace(batch, shards=(state,))
-        self.batch = batch
+        filters = [MoveFilter(allow=allow)] if allow else None
+        self.batch = self.searcher.init([board], config, seed, move_filters=filters)
         self._filtered = bool(allow)
-        self._read_root()
+        self._read_root(allow)
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache (lc0 clears its NNCache on ``ucinewgame``)."""
@@ -408,12 +395,12 @@ class SearchDriver:
     def progress(self) -> Progress:
         assert self.batch is not None
         s = jax.device_get(_progress(self.batch.state.tree))
-        m = len(self.moves)
-        visits = s["visits"][:m].astype(np.int64)
+        slots = self._slots
+        visits = s["visits"][slots].astype(np.int64)
         n = np.maximum(visits, 1)
         return Progress(
-            visits=visits, wl=s["wl_sum"][:m].astype(np.float64) / n,
-            d=s["d_sum"][:m].astype(np.float64) / n, mates=s["mate"][:m].astype(bool),
+            visits=visits, wl=s["wl_sum"][slots].astype(np.float64) / n,
+            d=s["d_sum"][slots].astype(np.float64) / n, mates=s["mate"][slots].astype(bool),
             root_visits=int(s["root_visits"]), root_wl=float(s["root_wl"]),
             root_d=float(s["root_d"]), simulations=int(s["simulations"]),
             tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
@@ -433,7 +420,8 @@ class SearchDriver:
         padded = np.asarray((rows + [rows[0]] * bucket)[:bucket], np.int32)
         # TODO(core): searcher.results(batch)[0] once it no longer summarises every node.
         draw = jnp.float32(self.config.draw_score)
-        lines = jax.device_get(_lines(self.batch.state.tree, draw, jnp.asarray(padded),
+        lines = jax.device_get(_lines(self.batch.state.tree, draw,
+                                      jnp.asarray(self._slots[padded].astype(np.int32)),
                                       PV_LENGTH))
         m = len(self.moves)
         pvs: list[list[chess.Move]] = [[] for _ in range(m)]
@@ -443,8 +431,8 @@ class SearchDriver:
                 after.push(self.moves[i])
                 pvs[i] = decode_line(after, lines["pv"][r])
         w_root = (1 + p.root_wl - p.root_d) / 2
-        raw = lines["raw_wdl"][:m].astype(np.float64)
-        status = lines["status"][:m]
+        raw = lines["raw_wdl"][self._slots].astype(np.float64)
+        status = lines["status"][self._slots]
         v = np.where(p.visits > 0, -(raw[:, 0] - raw[:, 2]), np.nan)
         v = np.where((p.visits > 0) & (status != 0), p.wl + self.config.draw_score * p.d, v)
         result = SearchResult(
