@@ -63,11 +63,11 @@ def filtered_reference(board, cfg, seed, index, f: MoveFilter | None, monkeypatc
     """The plain-Python reference search with ``f`` applied in its child selection."""
     original = gather_reference._pick
 
-    def pick(node, cfg, n_scl, uniform, draw):
+    def pick(node, cfg, n_scl, uniform, draw, moves_left=False):
         if f is None or node.frozen is not None or (node.depth % 2 == 1 and node.n - 1 >= n_scl):
-            return original(node, cfg, n_scl, uniform, draw)
+            return original(node, cfg, n_scl, uniform, draw, moves_left)
         excluded = reference_excluded(node.board, node.depth, f)
-        scores = gather_reference._scores(node, cfg)
+        scores = gather_reference._scores(node, cfg, moves_left)
         scores = [-np.inf if m in excluded else s for m, s in zip(node.moves, scores,
                                                                    strict=True)]
         return max(range(len(scores)), key=lambda i: (scores[i], -i))
