@@ -91,7 +91,9 @@ class RunStats:
                 s = secs[mask].sum()
                 out[f"{name}_positions_per_s"] = pos[mask].sum() / s if s else math.nan
                 out[f"{name}_nodes_per_s"] = nodes[mask].sum() / s if s else math.nan
-            out["tail_over_head"] = out["tail_nodes_per_s"] / out["head_nodes_per_s"]
+            head_rate, tail_rate = out["head_nodes_per_s"], out["tail_nodes_per_s"]
+            # engine players report no nodes to the loop: no ratio, not a 0/0 warning
+            out["tail_over_head"] = tail_rate / head_rate if head_rate > 0 else math.nan
             edges = np.linspace(t0, t1, 11)
             bucket = np.clip(np.searchsorted(edges, t, side="left") - 1, 0, 9)
             out["deciles_positions_per_s"] = [  # type: ignore[assignment]
