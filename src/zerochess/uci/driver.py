@@ -39,8 +39,8 @@ from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.tree import K, NodeEdges, Tree, node_edges
+from zerochess.uci.options import MAX_CACHE_ENTRIES
 
-MAX_CACHE_ENTRIES = 1 << 18  # NNCacheSize cap (~120 MB)
 PV_LENGTH = 24  # plies of each root move's continuation read for the PV
 
 
@@ -62,6 +62,8 @@ class Progress:
     tree_nodes: int
     depth_sum: int  # sum of node depths (root 0): the depths of all new leaves so far
     max_depth: int
+    nn_evals: int = 0  # positions the network evaluated in this tree's search
+    cache_hits: int = 0  # positions the evaluation cache answered (NNCacheSize > 0)
 
     @property
     def average_depth(self) -> int:
@@ -135,7 +137,8 @@ def _progress(tree: Tree) -> dict[str, jax.Array]:
                 mate=c["mate"][0], num_legal=t.num_legal[0], root_visits=t.visits[0],
                 root_wl=-t.wl_sum[0] / n_root, root_d=t.d_sum[0] / n_root,
                 simulations=t.simulations, node_count=t.node_count,
-                depth_sum=depth.sum(), max_depth=depth.max())
+                depth_sum=depth.sum(), max_depth=depth.max(),
+                nn_evals=t.stats.nn_evals, cache_hits=t.stats.cache_hits)
 
 
 @functools.partial(jax.jit, static_argnames="length")
@@ -417,7 +420,8 @@ class SearchDriver:
             root_visits=int(s["root_visits"]), root_wl=float(s["root_wl"]),
             root_d=float(s["root_d"]), simulations=int(s["simulations"]),
             tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
-            max_depth=int(s["max_depth"]))
+            max_depth=int(s["max_depth"]), nn_evals=int(s["nn_evals"]),
+            cache_hits=int(s["cache_hits"]))
 
     def view(self, progress: Progress | None = None,
              rows: list[int] | None = None) -> EngineView:
