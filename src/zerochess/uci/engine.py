@@ -723,7 +723,9 @@ class UciEngine:
         self.out.set_log("")
 
 
-def _default_driver(options: OptionValues):
+def build_driver(options: OptionValues):
+    """The search driver the options ask for (network, tree size, Searcher arguments),
+    not yet compiled."""
     import jax
 
     from zerochess.neural import load_model
@@ -735,8 +737,12 @@ def _default_driver(options: OptionValues):
     model = load_model(str(options["WeightsFile"]))
     nodes = options.tree_nodes(bytes_per_node(), accelerator=jax.default_backend() != "cpu")
     _, searcher_kwargs = core_settings(options, SearchConfig, Searcher)
-    driver = SearchDriver(model, nodes, workers=int(options["Threads"]),
-                          searcher_kwargs=searcher_kwargs)
+    return SearchDriver(model, nodes, workers=int(options["Threads"]),
+                        searcher_kwargs=searcher_kwargs)
+
+
+def _default_driver(options: OptionValues):
+    driver = build_driver(options)
     driver.warmup()
     return driver
 
@@ -757,5 +763,5 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return 0
 
 
-__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "check_weights_spec", "run_uci",
-           "search_seed"]
+__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "build_driver", "check_weights_spec",
+           "run_uci", "search_seed"]
