@@ -37,6 +37,7 @@ from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
+from zerochess.search.loop import network_buckets
 from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.tree import K, NodeEdges, Tree, node_edges
 from zerochess.uci.options import MAX_CACHE_ENTRIES
@@ -232,6 +233,7 @@ class SearchDriver:
         # (here the only move, Kxd2, leaves bare kings)
         self.start(chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1"), SearchConfig(), 0)
         self.run(2)
+        self._warm_network_buckets()
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
         self.ms_per_start = (time.perf_counter() - t0) * 1000.0
@@ -252,6 +254,22 @@ class SearchDriver:
         board.push(self.moves[0])
         self.start(board, SearchConfig(), 0)
         self.forget()
+
+    def _warm_network_buckets(self) -> None:
+        """Run the network at every evaluation batch size a step may use.
+
+        With MinibatchSize > 1 the core compiles its network once per row bucket
+        (``network_buckets``: L, L/4, ..., 1), chosen by how many of a step's leaves need
+        the network; searches of growing size reach each (collisions make the count of a
+        step uncertain, so the sizes are checked, not assumed).
+        """
+        wanted = set(network_buckets(self.searcher.leaves_per_step))
+        simulations = 1
+        while (not wanted <= set(self.searcher._networks)
+               and simulations <= min(1024, self.max_nodes // 2)):
+            self.start(chess.Board(), SearchConfig(), simulations)
+            self.run(simulations)
+            simulations *= 2
 
     def prepare(self, multipv: int) -> None:
         """Compile the view for ``multipv`` lines if it is not yet (outside timed searches)."""
