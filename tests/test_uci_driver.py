@@ -74,6 +74,8 @@ def test_no_compile_inside_searches_after_warmup(driver):
         logger.setLevel(old_level)
     assert len(counts) == len(POSITIONS)  # really different legal-move counts
     assert handler.messages == []
+    # warm-up ran the network at every evaluation batch size a 16-leaf step can use
+    assert set(driver.searcher._networks) >= {1, 4, 16}
 
 
 def _subtree_visits(driver, line: list[chess.Move]) -> int:
