@@ -449,3 +449,42 @@ def test_read_lines_skips_overlong_lines_without_holding_them():
     assert out[0] == b"a\n" and out[2] == b"b\r\n" and out[4] == b"c"
     assert isinstance(out[1], _LineTooLong) and out[1].size == 5001
     assert isinstance(out[3], _LineTooLong) and out[3].size == 3001
+
+
+def test_the_evaluation_cache_is_on_and_reaches_the_searcher(monkeypatch):
+    """The engine's Searcher gets the settings' cache (on by default), and a second search
+    of a position the cache has seen is answered from it."""
+    import chess
+
+    from zerochess.analysis import slots
+    from zerochess.neural import load_model
+
+    assert EngineSettings().nn_cache_size > 0 and EngineSettings().cache_history_length == 7
+    searcher = slots.make_searcher(load_model("resnet:1x8"), 17, workers=0, cache_size=512,
+                                   cache_history_length=EngineSettings().cache_history_length)
+    assert searcher.cache_size == 512 and searcher.cache_history_length == 7
+    board = chess.Board()
+    first = searcher.search([board], num_simulations=8, seed=1)[0]
+    second = searcher.search([board], num_simulations=8, seed=1)[0]
+    assert first.cache_hits == 0 and second.cache_hits > 0
+    assert list(first.visits) == list(second.visits)  # the full-input key: equal results
+    off = slots.make_searcher(load_model("resnet:1x8"), 17, workers=0)
+    assert off.cache_size == 0
+
+
+@pytest.mark.parametrize("values, text", [
+    ({"nn_cache_size": -1}, "nn_cache_size must be a number >= 0"),
+    ({"cache_history_length": 8}, "cache_history_length must be in 0..7"),
+])
+def test_bad_cache_settings_are_refused(values, text):
+    with pytest.raises(UserError, match=text):
+        EngineSettings(**values)
+
+
+def test_a_cache_larger_than_memory_is_refused_before_allocating():
+    from zerochess.errors import ConfigError
+    from zerochess.neural import load_model
+    from zerochess.search import Searcher
+
+    with pytest.raises(ConfigError, match=r"cache_size 2,000,000,000 needs .* entries fit here"):
+        Searcher(load_model("resnet:1x8"), max_nodes=17, cache_size=2_000_000_000)

@@ -135,7 +135,8 @@ class Engine:
             raise UserError(str(err)) from None
         try:
             searcher = make_searcher(model, settings.tree_nodes, settings.leaves_per_step,
-                                     settings.workers)
+                                     settings.workers, settings.nn_cache_size,
+                                     settings.cache_history_length)
         except UnsupportedError as err:
             raise UserError(str(err)) from None
         self._log(f"compiling for {settings.slots} slots of {settings.tree_nodes} nodes "

@@ -34,10 +34,12 @@ class UnsupportedError(ValueError):
 
 
 def make_searcher(model: Model, max_nodes: int, leaves_per_step: int = 1,
-                  workers: int | None = None) -> Searcher:
+                  workers: int | None = None, cache_size: int = 0,
+                  cache_history_length: int = 7) -> Searcher:
     """The engine's ``Searcher``; options the core does not take yet are refused clearly."""
     params = inspect.signature(Searcher).parameters
-    kwargs: dict = {"max_nodes": max_nodes, "num_workers": workers}
+    kwargs: dict = {"max_nodes": max_nodes, "num_workers": workers, "cache_size": cache_size,
+                    "cache_history_length": cache_history_length}
     if "leaves_per_step" in params:
         kwargs["leaves_per_step"] = leaves_per_step
     elif leaves_per_step != 1:

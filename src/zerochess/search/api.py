@@ -181,6 +181,14 @@ class Searcher:
         cache_history_length = as_count(cache_history_length, "cache_history_length", 0,
                                         eval_cache.FULL_HISTORY)
         edges_per_node = as_count(edges_per_node, "edges_per_node", 1, MAX_EDGES_PER_NODE)
+        if cache_size:
+            need, (have, where) = cache_size * eval_cache.ENTRY_BYTES, memory_bytes()
+            if need > have // 2:
+                raise ConfigError(
+                    f"cache_size {cache_size:,} needs {_size(need)} "
+                    f"({eval_cache.ENTRY_BYTES} bytes per entry), more than half of {where} "
+                    f"({_size(have)}); at most about {have // 2 // eval_cache.ENTRY_BYTES:,} "
+                    "entries fit here")
         if num_workers is not None:
             num_workers = check_workers(num_workers)
         if shards is not None:

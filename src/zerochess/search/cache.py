@@ -32,6 +32,7 @@ from zerochess.search.tree import PRIOR_DTYPE, K
 
 WAYS = 4
 FULL_HISTORY = 7
+ENTRY_BYTES = 2 * 4 + 2 * K + 3 * 4  # key, float16 priors, WDL
 
 
 @chex.dataclass(frozen=True)
