@@ -41,7 +41,9 @@ class _Compiles(logging.Handler):
 
 @pytest.fixture(scope="module")
 def driver():
-    drv = SearchDriver(load_model("builtin"), 2048)
+    # the engine's defaults: MinibatchSize 0 -> 16 leaves per step, an evaluation cache
+    drv = SearchDriver(load_model("builtin"), 2048,
+                       searcher_kwargs={"leaves_per_step": 16, "cache_size": 4096})
     drv.warmup()
     return drv
 
@@ -61,6 +63,7 @@ def test_no_compile_inside_searches_after_warmup(driver):
                 for allow in (None, list(board.legal_moves)[:1]):
                     driver.start(board, SearchConfig(), seed=7, allow=allow)
                     driver.run(3)
+                    driver.run(40)  # steps of a full minibatch (16 leaves) too
                     progress = driver.progress()
                     order = progress.order(driver.prior, 0.0)
                     view = driver.view(progress, [int(order[0])])
@@ -73,6 +76,8 @@ def test_no_compile_inside_searches_after_warmup(driver):
         logger.setLevel(old_level)
     assert len(counts) == len(POSITIONS)  # really different legal-move counts
     assert handler.messages == []
+    # warm-up ran the network at every evaluation batch size a 16-leaf step can use
+    assert set(driver.searcher._networks) >= {1, 4, 16}
 
 
 def _subtree_visits(driver, line: list[chess.Move]) -> int:
@@ -135,3 +140,44 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
     driver.forget()
     driver.start(after, SearchConfig(cpuct=2.0), seed=3)
     assert driver.reused_visits == 0
+
+
+def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
+    """NNCacheSize > 0: a second search of the same position is answered by the cache
+    (hits counted, fewer network evaluations). The per-search options (MaxCollision*,
+    StickyEndgames) reach the tree's parameters as data: no compile."""
+    board = chess.Board(POSITIONS[3])
+    driver.forget()
+    driver.clear_cache()
+    driver.start(board, SearchConfig(), seed=5)
+    driver.run(40)
+    first = driver.progress()
+    assert first.nn_evals > 0
+    driver.forget()
+    config = SearchConfig(max_collision_events=3, max_collision_visits=9,
+                          max_collision_visits_scaling_start=2,
+                          max_collision_visits_scaling_end=50,
+                          max_collision_visits_scaling_power=2.0,
+                          certainty_propagation=False)
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles(True):
+            driver.start(board, config, seed=5)
+            assert driver.reused_visits == 0
+            driver.run(40)
+            second = driver.progress()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert handler.messages == []
+    assert second.cache_hits > first.cache_hits
+    assert second.nn_evals < first.nn_evals
+    params = jax.device_get(driver.batch.shards[0].params)
+    assert int(params.max_collision_events[0]) == 3
+    assert int(params.max_collision_visits[0]) == 9
+    assert float(params.collision_scaling_power[0]) == 2.0
+    assert not bool(params.certainty[0])

@@ -148,6 +148,25 @@ def test_go_nodes_exact_without_smart_pruning(engine):
     assert 1 <= with_pruning.info["nodes"] <= 200
 
 
+def test_smart_pruning_factor_stops_a_decided_search_early(engine):
+    """White wins the queen with Rxd5 (python-chess: a capture of the queen); every other
+    move leaves it en prise. With SmartPruningFactor 1.33 the search stops once the
+    runner-up cannot catch Rxd5 in the nodes left; with 0 it runs the full budget."""
+    board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+    best = chess.Move.from_uci("d1d5")
+    assert board.is_capture(best) and board.piece_at(best.to_square).piece_type == chess.QUEEN
+    limit = chess.engine.Limit(nodes=300)
+    _configure(engine, SmartPruningFactor="0")
+    try:
+        full = engine.play(board, limit, info=chess.engine.INFO_ALL, game=object())
+    finally:
+        _configure(engine, SmartPruningFactor="1.33")
+    pruned = engine.play(board, limit, info=chess.engine.INFO_ALL, game=object())
+    assert full.move == pruned.move == best
+    assert full.info["nodes"] == 300
+    assert pruned.info["nodes"] < 300
+
+
 def test_go_movetime_respects_move_overhead(engine):
     board = chess.Board()
     t0 = time.perf_counter()

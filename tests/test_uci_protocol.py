@@ -20,6 +20,8 @@ from zerochess.uci.info import (
     verbose_move_stats,
 )
 from zerochess.uci.options import (
+    AUTO_MINIBATCH,
+    MAX_CACHE_ENTRIES,
     OPTIONS,
     OptionError,
     OptionValues,
@@ -114,6 +116,9 @@ LC0_DEFAULTS = {
     "Ponder": False, "MoveOverheadMs": 200, "TimeManager": "legacy", "Threads": 0,
     "ScLimit": 1_000_000_000, "KLDGainAverageInterval": 100, "MinimumKLDGainPerNode": 0.0,
     "ScoreType": "WDL_mu", "Slowmover": 1.0, "RamLimitMb": 0, "StickyEndgames": True,
+    "MaxCollisionVisitsScalingStart": 28, "MaxCollisionVisitsScalingEnd": 145000,
+    "MaxCollisionVisitsScalingPower": 1.25, "MaxPrefetch": 32, "OutOfOrderEval": True,
+    "MaxOutOfOrderEvalsFactor": 2.4, "CacheHistoryLength": 0, "TwoFoldDraws": True,
 }
 
 
@@ -183,21 +188,63 @@ def test_pending_options_go_through_one_seam():
     assert pending_report(values, SearchConfig, Searcher) == []
     values.set("MinibatchSize", "256")
     values.set("MovesLeftSlope", "0.01")  # issue 11's core has the moves-left utility
-    values.set("MaxPrefetch", "16")
+    values.set("MaxPrefetch", "16")  # pending: no prefetching in the core
+    values.set("OutOfOrderEval", "false")  # ignored by design
     lines = pending_report(values, SearchConfig, Searcher)
-    # issue 10's core takes leaves per step and an evaluation cache: they pass through
+    # the core takes leaves per step, an evaluation cache and its history length
     _, searcher_kwargs = core_settings(values, SearchConfig, Searcher)
-    assert searcher_kwargs == {"leaves_per_step": 256, "cache_size": 2_000_000}
+    assert searcher_kwargs == {"leaves_per_step": 256, "cache_size": MAX_CACHE_ENTRIES,
+                               "cache_history_length": 0}
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("option MaxPrefetch=16 is stored but not used by this search "
+                               "core yet (")
+    assert lines[1].startswith("option OutOfOrderEval=False is accepted for lc0 "
+                               "compatibility but has no effect (")
     assert core_settings(values, SearchConfig, Searcher)[0]["moves_left_slope"] == 0.01
-    assert lines == ["option MaxPrefetch=16 is stored but not used by this search "
-                     "core yet"]
 
     class OldSearcher:  # a core without those arguments: the options stay pending
         def __init__(self, model, max_nodes=1024):
             pass
 
     lines = pending_report(values, SearchConfig, OldSearcher)
-    assert len(lines) == 2 and any("MinibatchSize=256" in x for x in lines)
+    assert len(lines) == 3 and any("MinibatchSize=256" in x for x in lines)
+
+
+def test_search_core_options_reach_the_core():
+    """Every lc0 option marked active that maps into the core arrives there with its value;
+    MinibatchSize 0 (lc0: the backend picks) and the NNCacheSize cap are the engine's."""
+    from zerochess.search.api import Searcher
+
+    values = OptionValues()
+    _, searcher_kwargs = core_settings(values, SearchConfig, Searcher)
+    assert 1 < AUTO_MINIBATCH <= 1024 and MAX_CACHE_ENTRIES < 2_000_000
+    assert searcher_kwargs == {"leaves_per_step": AUTO_MINIBATCH,
+                               "cache_size": MAX_CACHE_ENTRIES, "cache_history_length": 0}
+    changes = {"MaxCollisionEvents": ("5", "max_collision_events", 5),
+               "MaxCollisionVisits": ("77", "max_collision_visits", 77),
+               "MaxCollisionVisitsScalingStart": ("3", "max_collision_visits_scaling_start", 3),
+               "MaxCollisionVisitsScalingEnd": ("900", "max_collision_visits_scaling_end", 900),
+               "MaxCollisionVisitsScalingPower": ("2.5", "max_collision_visits_scaling_power",
+                                                  2.5),
+               "StickyEndgames": ("false", "certainty_propagation", False)}
+    for name, (text, field, _) in changes.items():
+        assert find_option(name).status == "active", name
+        assert getattr(values.search_config(), field) != changes[name][2], name
+        values.set(name, text)
+    config = values.search_config()
+    for name, (_, field, expected) in changes.items():
+        assert getattr(config, field) == expected, name
+    values.set("MinibatchSize", "7")
+    values.set("NNCacheSize", "0")
+    values.set("CacheHistoryLength", "3")
+    assert core_settings(values, SearchConfig, Searcher)[1] == {
+        "leaves_per_step": 7, "cache_size": 0, "cache_history_length": 3}
+    assert pending_report(values, SearchConfig, Searcher) == []
+    # every option is active, pending or ignored; the last two say why in their note
+    for option in OPTIONS:
+        assert option.status in ("active", "pending", "ignored"), option.name
+        if option.status == "ignored" or option.name in ("MaxPrefetch", "TwoFoldDraws"):
+            assert option.note, option.name
 
 
 def test_tree_size_from_ram_limit():

@@ -38,11 +38,12 @@ from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
+from zerochess.search.loop import network_buckets
 from zerochess.search.move_filter import MoveFilter
 from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.tree import K, NodeEdges, Tree, node_edges
+from zerochess.uci.options import MAX_CACHE_ENTRIES
 
-MAX_CACHE_ENTRIES = 1 << 18  # NNCacheSize cap (~120 MB)
 PV_LENGTH = 24  # plies of each root move's continuation read for the PV
 
 
@@ -64,6 +65,8 @@ class Progress:
     tree_nodes: int
     depth_sum: int  # sum of node depths (root 0): the depths of all new leaves so far
     max_depth: int
+    nn_evals: int = 0  # positions the network evaluated in this tree's search
+    cache_hits: int = 0  # positions the evaluation cache answered (NNCacheSize > 0)
 
     @property
     def average_depth(self) -> int:
@@ -137,7 +140,8 @@ def _progress(tree: Tree) -> dict[str, jax.Array]:
                 mate=c["mate"][0], num_legal=t.num_legal[0], root_visits=t.visits[0],
                 root_wl=-t.wl_sum[0] / n_root, root_d=t.d_sum[0] / n_root,
                 simulations=t.simulations, node_count=t.node_count,
-                depth_sum=depth.sum(), max_depth=depth.max())
+                depth_sum=depth.sum(), max_depth=depth.max(),
+                nn_evals=t.stats.nn_evals, cache_hits=t.stats.cache_hits)
 
 
 @functools.partial(jax.jit, static_argnames="length")
@@ -232,6 +236,7 @@ class SearchDriver:
         # (here the only move, Kxd2, leaves bare kings)
         self.start(chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1"), SearchConfig(), 0)
         self.run(2)
+        self._warm_network_buckets()
         t0 = time.perf_counter()
         self.start(chess.Board(), SearchConfig(), 0)
         self.ms_per_start = (time.perf_counter() - t0) * 1000.0
@@ -252,6 +257,22 @@ class SearchDriver:
         board.push(self.moves[0])
         self.start(board, SearchConfig(), 0)
         self.forget()
+
+    def _warm_network_buckets(self) -> None:
+        """Run the network at every evaluation batch size a step may use.
+
+        With MinibatchSize > 1 the core compiles its network once per row bucket
+        (``network_buckets``: L, L/4, ..., 1), chosen by how many of a step's leaves need
+        the network; searches of growing size reach each (collisions make the count of a
+        step uncertain, so the sizes are checked, not assumed).
+        """
+        wanted = set(network_buckets(self.searcher.leaves_per_step))
+        simulations = 1
+        while (not wanted <= set(self.searcher._networks)
+               and simulations <= min(1024, self.max_nodes // 2)):
+            self.start(chess.Board(), SearchConfig(), simulations)
+            self.run(simulations)
+            simulations *= 2
 
     def prepare(self, multipv: int) -> None:
         """Compile the view for ``multipv`` lines if it is not yet (outside timed searches)."""
@@ -404,7 +425,8 @@ class SearchDriver:
             root_visits=int(s["root_visits"]), root_wl=float(s["root_wl"]),
             root_d=float(s["root_d"]), simulations=int(s["simulations"]),
             tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
-            max_depth=int(s["max_depth"]))
+            max_depth=int(s["max_depth"]), nn_evals=int(s["nn_evals"]),
+            cache_hits=int(s["cache_hits"]))
 
     def view(self, progress: Progress | None = None,
              rows: list[int] | None = None) -> EngineView:

@@ -36,6 +36,7 @@ from zerochess.uci.info import (
     verbose_move_stats,
 )
 from zerochess.uci.options import (
+    SEARCHER_OPTIONS,
     OptionError,
     OptionValues,
     core_settings,
@@ -70,8 +71,8 @@ INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
 
 # Options whose change needs a new driver (new tree size or network: a recompile).
-_DRIVER_OPTIONS = ("WeightsFile", "MaxTreeNodes", "RamLimitMb", "Threads", "MinibatchSize",
-                   "NNCacheSize")
+# a change rebuilds the driver (network, tree size, Searcher) at the next isready / go
+_DRIVER_OPTIONS = ("WeightsFile", "MaxTreeNodes", "RamLimitMb", "Threads", *SEARCHER_OPTIONS)
 _TM_OPTIONS = ("TimeManager", "MoveOverheadMs", "Slowmover")
 
 
@@ -175,6 +176,7 @@ class SearchJob:
         self.wake = threading.Event()
         self.pondering = go.ponder
         self.done = threading.Event()
+        self._evals_at_start = 0  # the tree's nn_evals when the move started (eps)
         self.stop_latency_ms: float | None = None
         self._stop_time: float | None = None
         self.thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
@@ -244,6 +246,7 @@ class SearchJob:
         # lc0's initial visits: the root visits kept from the last search (tree reuse);
         # `go nodes` and the time manager count them, `playouts` do not
         initial_visits = driver.reused_visits
+        self._evals_at_start = driver.progress().nn_evals
         stopper = self._make_stopper(board, black, initial_visits)
         hints = StoppersHints()
         first_batch: float | None = None
@@ -268,6 +271,7 @@ class SearchJob:
                     progress = driver.progress()
                 eng.clock_start = self.clock_start = search_start = time.perf_counter()
                 initial_visits = progress.root_visits
+                self._evals_at_start = progress.nn_evals
                 stopper = self._make_stopper(board, black, initial_visits,
                                              go=_without_ponder(self.go))
                 hints = StoppersHints()
@@ -294,7 +298,7 @@ class SearchJob:
                         or progress.max_depth != last_info.seldepth
                         or elapsed > last_info.time + INFO_INTERVAL_MS):
                     view = driver.view(progress, self._pv_rows(order))
-                    infos = self._infos(view, stats, first_batch)
+                    infos = self._infos(view, stats, first_batch, progress.nn_evals)
                     self._send_infos(infos)
                     if opts["LogLiveStats"]:
                         self._send_verbose(view, config, log_only=not opts["VerboseMoveStats"])
@@ -322,7 +326,7 @@ class SearchJob:
         progress = driver.progress()
         rows = self._pv_rows(progress.order(driver.prior, config.draw_score))
         view = driver.view(progress, rows)
-        infos = self._infos(view, stats, first_batch)
+        infos = self._infos(view, stats, first_batch, progress.nn_evals)
         self._send_infos(infos)
         res = view.result
         board = res.board
@@ -474,17 +478,22 @@ class SearchJob:
             limit = min(limit, max(1, int(spare / max(driver.ms_per_sim, 1e-3))))
         return limit
 
-    def _infos(self, view, stats: IterationStats, first_batch: float | None) -> list[ThinkingInfo]:
+    def _infos(self, view, stats: IterationStats, first_batch: float | None,
+               nn_evals: int | None = None) -> list[ThinkingInfo]:
+        """``nn_evals``: the tree's network evaluations so far (eps counts those made since
+        the move started: cache hits and game ends excluded, as lc0's)."""
         opts = self.engine.options
         playouts = stats.nodes_since_movestart
-        nps = -1
+        nps = eps = -1
         if first_batch is not None:
             ms = (time.perf_counter() - first_batch) * 1000
             if ms > 0:
                 nps = int(playouts * 1000 / ms)
+                eps = nps if nn_evals is None else int(
+                    max(nn_evals - self._evals_at_start, 0) * 1000 / ms)
         infos = thinking_infos(
             view, time_ms=self._elapsed_ms(), nodes=view.result.root_visits, nps=nps,
-            eps=nps,  # TODO(core): nn_evals (cache and terminal hits excluded)
+            eps=eps,
             multipv=int(opts["MultiPV"]), score_type=str(opts["ScoreType"]),
             has_wdl=True, per_pv_counters=bool(opts["PerPVCounters"]),
             draw_score=float(opts["DrawScore"]),
@@ -714,7 +723,9 @@ class UciEngine:
         self.out.set_log("")
 
 
-def _default_driver(options: OptionValues):
+def build_driver(options: OptionValues):
+    """The search driver the options ask for (network, tree size, Searcher arguments),
+    not yet compiled."""
     import jax
 
     from zerochess.neural import load_model
@@ -726,8 +737,12 @@ def _default_driver(options: OptionValues):
     model = load_model(str(options["WeightsFile"]))
     nodes = options.tree_nodes(bytes_per_node(), accelerator=jax.default_backend() != "cpu")
     _, searcher_kwargs = core_settings(options, SearchConfig, Searcher)
-    driver = SearchDriver(model, nodes, workers=int(options["Threads"]),
-                          searcher_kwargs=searcher_kwargs)
+    return SearchDriver(model, nodes, workers=int(options["Threads"]),
+                        searcher_kwargs=searcher_kwargs)
+
+
+def _default_driver(options: OptionValues):
+    driver = build_driver(options)
     driver.warmup()
     return driver
 
@@ -748,5 +763,5 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return 0
 
 
-__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "check_weights_spec", "run_uci",
-           "search_seed"]
+__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "build_driver", "check_weights_spec",
+           "run_uci", "search_seed"]

