@@ -134,7 +134,10 @@ def main(args: Any) -> int:
                          getattr(args, "note", None))
     record.print_header(head)
     if getattr(args, "gpu_grid", False):
-        res = run_gpu_grid(GPU_TINY if tiny else GPU, log=lambda s: print(s, flush=True))
+        grid = GPU_TINY if tiny else GPU
+        if getattr(args, "models", None):
+            grid = {**grid, "models": tuple(args.models)}
+        res = run_gpu_grid(grid, log=lambda s: print(s, flush=True))
     else:
         grid = TINY if tiny else QUICK if getattr(args, "quick", False) else GRID
         res = run_grid(grid, log=lambda s: print(s, flush=True))

