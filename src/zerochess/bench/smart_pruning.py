@@ -12,7 +12,8 @@ lc0's own best move at ``V`` nodes with smart pruning off (the reference of
 
 Positions: the seeded Maia-1900 games of ``bench --vs-lc0`` (``peer_positions``), one
 batch; network Maia-1900 (``--models`` to change it; ``--tiny``: the built-in evaluator,
-8 positions, 64 visits, no lc0). The JSON record is rewritten after every factor.
+8 positions, 64 visits, no lc0; ``--positions``/``--visits`` override). The JSON
+record is rewritten after every factor.
 """
 
 from __future__ import annotations
@@ -113,6 +114,10 @@ def main(args: Any) -> int:
     plan = dict(TINY if tiny else FULL)
     if getattr(args, "models", None):
         plan["model"] = args.models[0]
+    if getattr(args, "positions", None):
+        plan["positions"] = int(args.positions)
+    if getattr(args, "visits", None):
+        plan["visits"] = int(args.visits)
     head = record.header("smart_pruning", (plan["model"],), getattr(args, "note", None))
     record.print_header(head)
     path = getattr(args, "json", None)
