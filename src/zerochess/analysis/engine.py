@@ -36,6 +36,7 @@ from zerochess.analysis.settings import READY, EngineSettings, from_args
 from zerochess.errors import UserError
 
 MAX_CHUNK_STEPS = 1024
+MAX_FIXED_SHARE = 0.2  # a run's fixed cost is at most this share of its time
 _EOF = object()
 
 
@@ -116,6 +117,12 @@ class Engine:
         self.inbox: queue.Queue = queue.Queue()
         self._eof = False
         self._step_seconds = 0.01  # running estimate of one device step
+        self._call_seconds = 0.0  # a run's fixed cost (dispatch, pipeline fill and drain)
+        calibrate = getattr(self.batch, "calibrate", None)
+        if calibrate is not None:
+            self._call_seconds, self._step_seconds = calibrate()
+            self._log(f"one run costs {1e3 * self._call_seconds:.1f} ms + "
+                      f"{1e3 * self._step_seconds:.1f} ms per step")
         self._version = None
 
     # --- setup ---------------------------------------------------------------------------
@@ -260,34 +267,65 @@ class Engine:
                 self._finish(slot)
 
     def _fill_slots(self) -> None:
-        free = self.slots.free()
-        while free and len(self.queue):
-            job = self.queue.pop()
-            try:
-                board = job.spec.board()
-                if not any(board.generate_legal_moves()):
-                    self.writer.write(report.game_over_response(job, board))
+        """Start queued jobs in the free slots: one ``reset`` for all of them (one host
+        round trip and one device write, whatever their number)."""
+        while True:
+            free = self.slots.free()
+            starts: list[tuple[int, Job, Any]] = []
+            while free and len(self.queue):
+                job = self.queue.pop()
+                try:
+                    board = job.spec.board()
+                    if not any(board.generate_legal_moves()):
+                        self.writer.write(report.game_over_response(job, board))
+                        continue
+                except Exception as err:
+                    self._fail(job, err)
                     continue
-                slot = free.pop(0)
-                self.batch.reset([slot], [board], [job.query.config], [job.query.seed],
-                                 [job.query.move_filters])
-            except Exception as err:
-                self._fail(job, err)
-                continue
-            job.start(slot, time.monotonic())
-            self.slots.assign(slot, job)
-            if job.remaining == 0:
-                self._finish(slot)
-                free.insert(0, slot)
+                starts.append((free.pop(0), job, board))
+            if not starts:
+                return
+            try:
+                self._reset(starts)
+            except Exception:  # one bad job must not fail the others: start them one by one
+                started = []
+                for start in starts:
+                    try:
+                        self._reset([start])
+                    except Exception as err:
+                        self._fail(start[1], err)
+                    else:
+                        started.append(start)
+                starts = started
+            now = time.monotonic()
+            finished = 0
+            for slot, job, _ in starts:
+                job.start(slot, now)
+                self.slots.assign(slot, job)
+                if job.remaining == 0:
+                    self._finish(slot)
+                    finished += 1
+            if not finished:
+                return
+
+    def _reset(self, starts: list[tuple[int, Job, Any]]) -> None:
+        self.batch.reset([slot for slot, _, _ in starts], [board for _, _, board in starts],
+                         [job.query.config for _, job, _ in starts],
+                         [job.query.seed for _, job, _ in starts],
+                         [job.query.move_filters for _, job, _ in starts])
 
     def _chunk_steps(self, now: float) -> int:
         """Steps until the next event: a due partial report or the chunk length (so that
-        new queries, terminations and reports wait at most about ``chunk_seconds``)."""
+        new queries, terminations and reports wait at most about ``chunk_seconds``), but
+        never so few that a run's fixed cost exceeds ``MAX_FIXED_SHARE`` of its time (on
+        an accelerator one step can cost less than the dispatch around it)."""
         horizon = self.settings.chunk_seconds
         for _, job in self.slots.active():
             if job.next_report is not None:
                 horizon = min(horizon, job.next_report - now)
-        return int(np.clip(horizon / self._step_seconds, 1, MAX_CHUNK_STEPS))
+        fixed, step = self._call_seconds, max(self._step_seconds, 1e-6)
+        floor = fixed * (1 - MAX_FIXED_SHARE) / (MAX_FIXED_SHARE * step)
+        return int(np.clip(max((horizon - fixed) / step, floor), 1, MAX_CHUNK_STEPS))
 
     def _step(self) -> None:
         active = list(self.slots.active())
@@ -307,7 +345,7 @@ class Engine:
             return
         elapsed = time.monotonic() - start
         if counts.max() > 0:
-            per_step = elapsed / counts.max()
+            per_step = max(elapsed - self._call_seconds, 0.1 * elapsed) / counts.max()
             self._step_seconds = 0.7 * self._step_seconds + 0.3 * per_step
         now = time.monotonic()
         for slot, job in active:

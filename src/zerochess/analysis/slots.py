@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
+import time
 from collections.abc import Sequence
 
 import chess
@@ -176,6 +178,24 @@ class SlotBatch:
         if searched is not result:  # the filtered root moves are not shown (as in lc0)
             pv_visits = pv_visits[[result.moves.index(m) for m in searched.moves]]
         return SlotReport(searched, pv_visits)
+
+    def calibrate(self, steps: int = 8, repeats: int = 2) -> tuple[float, float]:
+        """Seconds of a run's fixed cost and of one step (every tree searching), from the
+        fastest of ``repeats`` timed runs of 1 and ``1 + steps`` steps; the trees are
+        fresh again afterwards. The engine sizes its chunks with them."""
+        ones = np.ones(len(self), np.int64)
+        short = long = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            self.run(ones)
+            short = min(short, time.perf_counter() - start)
+            start = time.perf_counter()
+            self.run(ones * (1 + steps))
+            long = min(long, time.perf_counter() - start)
+        self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
+                                        seed=[0] * len(self))
+        step = max((long - short) / steps, 1e-6)
+        return max(short - step, 0.0), step
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache shared by all slots."""

@@ -17,6 +17,9 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
 - ``leaf_quality`` (``--leaf-quality``): search quality vs leaves per step;
 - ``leaves`` (``--leaves``, ``--gpu-grid``): simulations/s over B x L, and the
   accelerator points against the network alone.
+- ``smart_pruning`` (``--smart-pruning``): visits saved by smart pruning and the best-move
+  agreement kept, against the unpruned search and lc0's own figure;
+- ``puzzles`` (``--puzzles``): mate puzzles solved at the first move;
 - ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
   positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
@@ -32,6 +35,7 @@ from typing import Any
 # ``main(args)`` runs that mode; the first match wins, so combinations come first
 MODES: dict[str, str] = {
     "puzzles": "zerochess.bench.puzzles",
+    "smart_pruning": "zerochess.bench.smart_pruning",
     "analysis": "zerochess.bench.analysis",
     "vs_lc0+single": "zerochess.bench.single",
     "leaf_quality": "zerochess.bench.leaf_quality",

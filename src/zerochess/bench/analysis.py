@@ -454,6 +454,9 @@ def main(args: Any) -> int:
     """
     from zerochess.bench import lc0_peer
 
+    # this process samples the positions with the network, then starts engine processes:
+    # on a GPU jax's default (take 75% of its memory up front) would leave them none
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     plan = Plan.from_args(args)
     lc0_path, maia = lc0_peer.find_lc0(), lc0_peer.find_maia()
     if lc0_path is None or maia is None:

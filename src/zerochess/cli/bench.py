@@ -33,6 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="simulations/s over batch size B x leaves per step L")
     p.add_argument("--gpu-grid", action="store_true",
                    help="the accelerator points (B=1 L=256; B=1024 L=1, 8) vs network alone")
+    p.add_argument("--smart-pruning", action="store_true",
+                   help="visits saved by smart pruning and the best-move agreement it keeps "
+                        "(Maia-1900, vs the unpruned search and lc0)")
     p.add_argument("--puzzles", action="store_true",
                    help="mate-in-1/2 puzzles solved at the first move (Lichess, CC0)")
     p.add_argument("--models", nargs="*", default=None, metavar="SPEC",
@@ -43,8 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--themes", nargs="*", choices=("mateIn1", "mateIn2"), default=None,
                    help="with --puzzles: the puzzle themes (default both)")
     p.add_argument("--tiny", action="store_true",
-                   help="with --leaves, --gpu-grid, --leaf-quality or --vs-lc0 --single: "
-                        "a smoke test at tiny sizes")
+                   help="with --leaves, --gpu-grid, --leaf-quality, --smart-pruning or --vs-lc0 "
+                        "--single: a smoke test at tiny sizes")
     a = p.add_argument_group("--analysis options")
     a.add_argument("--gpu", action="store_true",
                    help="the GPU size: 16,000 positions, slots 256 and 1024")

@@ -79,8 +79,9 @@ class SearchBatch:
         ``run`` calls), or its smart pruning (``SearchConfig.smart_pruning_factor``)
         decided."""
         size = len(self.boards) // len(self.shards)
-        limits = [jnp.asarray(np.minimum(self.budget[k * size:(k + 1) * size], 2**31 - 1),
-                              jnp.int32) for k in range(len(self.shards))]
+        limits = [jax.device_put(np.minimum(self.budget[k * size:(k + 1) * size],
+                                            2**31 - 1).astype(np.int32))
+                  for k in range(len(self.shards))]
         sims, stopped, pruned = jax.device_get((
             [s.tree.simulations for s in self.shards], [s.stopped for s in self.shards],
             [_pruned(s.tree, s.params, lim) for s, lim in zip(self.shards, limits,
@@ -470,8 +471,8 @@ class Searcher:
         for k in range(len(shards)):
             part = slice(k * size, (k + 1) * size)
             shards[k], ok, keys = _advance(
-                shards[k], jnp.asarray(indices[part]), jnp.asarray(np.array(plies[part],
-                                                                          np.int32)),
+                shards[k], jax.device_put(np.asarray(indices[part])),
+                jax.device_put(np.array(plies[part], np.int32)),
                 jax.tree.map(lambda a, part=part: a[part], history))
             ok, keys = jax.device_get((ok, keys))
             fresh += [(k, int(r), keys[r]) for r in np.nonzero(~ok)[0]]
@@ -494,9 +495,9 @@ class Searcher:
                 avoid, allowed, until = (np.asarray(x) for x in jax.device_get(
                     (p.move_avoid, p.move_allowed, p.move_allow_until)))
                 shards[k] = shards[k].replace(params=p.replace(
-                    move_avoid=jnp.asarray(np.where(keep[:, None, None], avoid, 0)),
-                    move_allowed=jnp.asarray(np.where(keep[:, None, None], allowed, False)),
-                    move_allow_until=jnp.asarray(np.where(keep, until, 0))))
+                    move_avoid=jax.device_put(np.where(keep[:, None, None], avoid, 0)),
+                    move_allowed=jax.device_put(np.where(keep[:, None, None], allowed, False)),
+                    move_allow_until=jax.device_put(np.where(keep, until, 0))))
         filters = (None if batch.move_filters is None else tuple(
             f if keep else None for f, keep in zip(batch.move_filters, untouched, strict=True)))
         return SearchBatch(tuple(boards), tuple(shards),
@@ -524,7 +525,7 @@ class Searcher:
                 slots[r] = int(np.argmax(legal[r] == move_to_index(board, moves[key])))
         if not (slots >= 0).any():
             return state
-        return _one_hot_roots(state, jnp.asarray(slots))
+        return _one_hot_roots(state, jax.device_put(np.asarray(slots)))
 
     def _start(self, state: SearchState, slots: np.ndarray, boards: list[chess.Board],
                params: SearchParams, keys: np.ndarray, net_params: Any) -> SearchState:
@@ -651,8 +652,8 @@ class Searcher:
             stop = (dropped > 0) & (remaining > 0)
             if stop.any():
                 for k in range(len(states)):
-                    add = jnp.asarray(np.where(stop, remaining, 0)[k * size:(k + 1) * size],
-                                      jnp.int32)
+                    add = jax.device_put(np.where(stop, remaining, 0)[k * size:(k + 1) * size]
+                                         .astype(np.int32))
                     tree = states[k].tree
                     states[k] = states[k].replace(tree=tree.replace(
                         dropped=tree.dropped + add, simulations=tree.simulations + add))

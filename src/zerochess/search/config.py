@@ -7,7 +7,7 @@ import numbers
 from typing import Any
 
 import chex
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from zerochess.errors import ConfigError, quote
@@ -242,7 +242,8 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
     ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``)."""
 
     def col(fn, dtype):
-        return jnp.asarray(np.array([fn(c) for c in configs], dtype=dtype))
+        # device_put, not jnp.asarray: jax compiles a program per shape for the latter
+        return jax.device_put(np.array([fn(c) for c in configs], dtype=dtype))
 
     f32, i32 = np.float32, np.int32
     rules = list(SELECTION_RULES)
@@ -295,5 +296,6 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
 
 def filter_params(arrays: move_filter.FilterArrays) -> dict[str, chex.Array]:
     """The ``SearchParams`` move-filter fields of ``arrays``."""
-    return {"move_avoid": jnp.asarray(arrays.avoid), "move_allowed": jnp.asarray(arrays.allowed),
-            "move_allow_until": jnp.asarray(arrays.allow_until)}
+    return {"move_avoid": jax.device_put(np.asarray(arrays.avoid)),
+            "move_allowed": jax.device_put(np.asarray(arrays.allowed)),
+            "move_allow_until": jax.device_put(np.asarray(arrays.allow_until))}
