@@ -4,6 +4,7 @@ after a gather, on small trees."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import chess
@@ -62,9 +63,20 @@ def _reference(board: chess.Board, cfg: SearchConfig, leaves: int, seed: int, in
                            leaves, max_nodes)
 
 
+@functools.cache
 def _searcher(leaves: int) -> Searcher:
-    return Searcher(MODEL, max_nodes=SIMS + 1 + 4 * leaves, leaves_per_step=leaves,
+    # one Searcher per width, shared by the tests, all with the node count the widest
+    # (L=8) needs: the trees never fill (the reference has no node limit), so the size
+    # changes nothing but the number of distinct programs to compile
+    return Searcher(MODEL, max_nodes=SIMS + 1 + 4 * 8, leaves_per_step=leaves,
                     expander=Expander(0), groups=1, shards=1)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_searchers():
+    """Let conftest's end-of-module cleanup free their compiled programs."""
+    yield
+    _searcher.cache_clear()
 
 
 def test_collision_limit_follows_lc0_scaling():
