@@ -48,7 +48,8 @@ def _check_tree(batch, boards):
         ("num_legal", batch.state.tree.num_legal), ("status", batch.state.tree.status),
         ("parent", batch.state.tree.parent), ("node_count", batch.state.tree.node_count),
         ("edge_start", batch.state.tree.edge_start), ("edge_count", batch.state.tree.edge_count),
-        ("child", batch.state.tree.edges.child))}
+        ("child", batch.state.tree.edges.child), ("lower", batch.state.tree.lower),
+        ("upper", batch.state.tree.upper))}
     for b in range(len(boards)):
         used = t["node_count"][b]
         owned = []
@@ -62,7 +63,12 @@ def _check_tree(batch, boards):
             assert np.all(kids < used)
             assert np.all(t["parent"][b, kids] == n)
             if kids.size:  # an expanded node: its own evaluation + one visit per simulation
-                assert t["visits"][b, n] == 1 + t["visits"][b, kids].sum()
+                if n > 0 and t["lower"][b, n] == t["upper"][b, n]:
+                    # proven (certainty propagation): later visits stop here, as at lc0's
+                    # terminal nodes, and back up its exact value
+                    assert t["visits"][b, n] >= 1 + t["visits"][b, kids].sum()
+                else:
+                    assert t["visits"][b, n] == 1 + t["visits"][b, kids].sum()
             q = t["wl_sum"][b, n] / t["visits"][b, n]
             d = t["d_sum"][b, n] / t["visits"][b, n]
             assert -1 - 1e-5 <= q <= 1 + 1e-5 and -1e-5 <= d <= 1 + 1e-5
