@@ -266,22 +266,11 @@ def _figures(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-# The two modes' tiny grids, shrunk to the same two search shapes (B=2 trees of 17 nodes,
-# L=1 and L=4): CI compiles each search program once, and the second mode takes it from the
-# persistent compilation cache. Both still cover L=1 (no collisions) and L>1 (collisions,
-# partly filled network batches) through the full CLI path.
-SHARED_TINY = {"models": ("resnet:1x8",), "batches": (2,), "leaves": (1, 4), "sims": 16}
-SHARED_GPU_TINY = {"models": ("resnet:1x8",), "points": ((2, 1), (2, 4)), "sims": 16}
-
-
 @pytest.mark.parametrize("mode", ["--leaves", "--gpu-grid"])
 def test_leaves_and_gpu_grid_modes_run_tiny(mode: str, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     from zerochess.bench import leaves
 
-    monkeypatch.setattr(leaves, "TINY", SHARED_TINY)
-    monkeypatch.setattr(leaves, "GPU_TINY", SHARED_GPU_TINY)
     out = tmp_path / "leaves.json"
     assert main(["bench", mode, "--tiny", "--json", str(out)]) == 0
     figures = _figures(out)

@@ -179,6 +179,11 @@ class SlotBatch:
             pv_visits = pv_visits[[result.moves.index(m) for m in searched.moves]]
         return SlotReport(searched, pv_visits)
 
+    def _refresh(self) -> None:
+        """Every slot a fresh tree again (after warm-up and calibration searches)."""
+        self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
+                                        seed=[0] * len(self))
+
     def calibrate(self, steps: int = 8, repeats: int = 2) -> tuple[float, float]:
         """Seconds of a run's fixed cost and of one step (every tree searching), from the
         fastest of ``repeats`` timed runs of 1 and ``1 + steps`` steps; the trees are
@@ -192,8 +197,7 @@ class SlotBatch:
             start = time.perf_counter()
             self.run(ones * (1 + steps))
             long = min(long, time.perf_counter() - start)
-        self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
-                                        seed=[0] * len(self))
+        self._refresh()
         step = max((long - short) / steps, 1e-6)
         return max(short - step, 0.0), step
 
@@ -229,5 +233,4 @@ class SlotBatch:
         counts = np.zeros(len(self), np.int64)
         counts[0] = 2
         self.run(counts)
-        self.batch = self.searcher.init([chess.Board()] * len(self), SearchConfig(),
-                                        seed=[0] * len(self))  # every slot fresh again
+        self._refresh()  # every slot fresh again
