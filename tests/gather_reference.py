@@ -156,12 +156,20 @@ class Node:
                 self.lower = self.upper = -1
                 self.m = 1
                 self.value, self.value_m = (-1.0, 0.0), 1.0
+                self.clear_own_prior()
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
             self.lower = self.upper = int(self.terminal[0])
 
     def proven(self) -> bool:
         return self.lower == self.upper
+
+    def clear_own_prior(self) -> None:
+        """lc0's MakeTerminal for a loss of the mover: the move into this node gets P = 0."""
+        if self.parent is not None:
+            index = next(i for i, c in self.parent.children.items() if c is self)
+            self.parent.priors = self.parent.priors.copy()
+            self.parent.priors[index] = 0.0
 
     def rebound(self) -> bool:
         """lc0's MaybeSetBounds from the children; True if this proved the node."""
@@ -364,6 +372,8 @@ class ReferenceSearch:
             node.d += dd
             node.msum += dm
             if node.rebound():
+                if node.upper == -1:
+                    node.clear_own_prior()
                 wl, d = float(node.lower) * node.n, (1.0 - abs(node.lower)) * node.n
                 m = float(node.m) * node.n
                 dwl, dd, dm = dwl + wl - node.wl, dd + d - node.d, dm + m - node.msum

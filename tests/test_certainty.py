@@ -255,3 +255,25 @@ def test_best_move_prefers_shortest_proven_win_over_visits():
     assert list(res.order()) == [2, 1, 0, 3]
     assert list(res.bound) == [2, 1, 1, -1] and list(res.mate_plies) == [0, 4, 2, 6]
     assert res.mate(2) == 2 and res.mate(1) == 3 and res.mate(3) == -4
+
+
+@pytest.mark.parametrize("mate_check", [False, True], ids=["propagated", "mate-check"])
+def test_move_proven_lost_has_no_prior(mate_check):
+    """lc0's MakeTerminal clears the prior of a move proven to lose (its VerboseMoveStats
+    shows ``P: 0.00%``), so no U term draws visits to it; the network's policy stays."""
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 b - - 0 1")  # ...Kh8?? Ra8#
+    losing = board.parse_uci("g8h8")
+    after = board.copy()
+    after.push(losing)
+    assert forces_mate(after, 1)
+    searcher = _builtin_searcher()
+    on, off = (searcher.search([board], SearchConfig(certainty_propagation=c,
+                                                     mate_check=mate_check),
+                               num_simulations=300)[0] for c in (True, False))
+    i = on.moves.index(losing)
+    assert on.bound[i] == -1 and on.prior[i] == 0.0 and on.policy[i] > 0
+    others = np.arange(len(on.moves)) != i
+    assert np.all(on.prior[others] > 0)
+    if not mate_check:
+        assert off.bound[i] == 2 and off.prior[i] > 0
+        np.testing.assert_allclose(on.prior[others], off.prior[others], rtol=1e-6)

@@ -165,12 +165,13 @@ class SearchResult:
 
     ``q``/``wl``/``d`` are from the root side to move's view; ``q`` is NaN for moves
     never visited. ``pvs[i]`` is the best continuation *after* ``moves[i]``; ``pv``
-    starts with ``best_move``. ``prior`` is the search policy (temperature, noise);
-    ``policy`` the raw network policy at temperature 1; ``v`` the network's own W - L
-    of the position after each move, from the root side (NaN if it was not evaluated
-    by the network: not visited, or a game end). ``m`` is each move's mean moves left
-    (lc0's M, plies to the game's end) and ``root_moves_left`` the root's, NaN without a
-    moves-left head (and ``m`` for moves never visited).
+    starts with ``best_move``. ``prior`` is the search policy (temperature, noise; 0 for
+    a move proven to lose, which lc0 clears and shows as ``P: 0.00%``); ``policy`` the raw
+    network policy at temperature 1; ``v`` the network's own W - L of the position after
+    each move, from the root side (NaN if it was not evaluated by the network: not
+    visited, or a game end). ``m`` is each move's mean moves left (lc0's M, plies to the
+    game's end) and ``root_moves_left`` the root's, NaN without a moves-left head (and
+    ``m`` for moves never visited).
 
     Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
     this search (the root's own evaluation included for a new tree; lc0's playouts),

@@ -354,6 +354,23 @@ def child_bounds(tree: Tree, node: chex.Array) -> tuple[chex.Array, chex.Array, 
     return (-hi).astype(jnp.int8), (-lo).astype(jnp.int8), m.astype(jnp.int16)
 
 
+class _Rebound(NamedTuple):
+    """``_propagate_one``'s loop carry: the walk up one path and the arrays it rewrites."""
+
+    node: chex.Array  # int32 the node being re-bounded (-1: past the root)
+    wl: chex.Array  # float32 change of the W-L sum to add at ``node``
+    d: chex.Array  # float32 change of the draw sum
+    m: chex.Array  # float32 change of the moves-left sum
+    lower: chex.Array  # int8 [N]
+    upper: chex.Array  # int8 [N]
+    plies: chex.Array  # int16 [N]
+    wl_sum: chex.Array  # float32 [N]
+    d_sum: chex.Array  # float32 [N]
+    m_sum: chex.Array  # float32 [N]
+    root_prior: chex.Array  # float32 [K]
+    edge_prior: chex.Array  # float16 [E]
+
+
 def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
     """Re-bound the nodes from ``start`` (scalar, -1: none) up to the root of one tree.
 
@@ -362,8 +379,8 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
     ancestors (lc0's ``AdjustForTerminal``), so their Q and M stay the means of their
     subtrees' values."""
 
-    def body(c):
-        cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum = c
+    def body(c: _Rebound) -> _Rebound:
+        cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum, root_prior, edge_prior = c
         wl_sum = wl_sum.at[cur].add(cwl)
         d_sum = d_sum.at[cur].add(cd)
         m_sum = m_sum.at[cur].add(cm)
@@ -381,16 +398,26 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
         lower = lower.at[cur].set(lo)
         upper = upper.at[cur].set(hi)
         plies = plies.at[cur].set(jnp.where(lo == hi, m, plies[cur]))
-        return (tree.parent[cur], -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
-                wl_sum, d_sum, m_sum)
+        # lc0's MakeTerminal clears the prior of a move proven to lose for its mover, so
+        # no U term keeps drawing visits to it
+        parent = tree.parent[cur]
+        own = node_edges(tree, jnp.maximum(parent, 0))
+        k = jnp.argmax(own.child == cur)
+        lost = newly & (hi == -1) & (parent >= 0)
+        root_prior = root_prior.at[jnp.where(lost & (parent == 0), k, K)].set(
+            0.0, mode="drop")
+        edge_prior = edge_prior.at[jnp.where(lost, own.start + k, edge_prior.shape[0])].set(
+            0.0, mode="drop")
+        return _Rebound(parent, -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
+                        wl_sum, d_sum, m_sum, root_prior, edge_prior)
 
     zero = jnp.float32(0.0)
-    init = (start, zero, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum,
-            tree.d_sum, tree.m_sum)
-    _, _, _, _, lower, upper, plies, wl_sum, d_sum, m_sum = jax.lax.while_loop(
-        lambda c: c[0] >= 0, body, init)
-    return tree.replace(lower=lower, upper=upper, plies=plies, wl_sum=wl_sum, d_sum=d_sum,
-                        m_sum=m_sum)
+    init = _Rebound(start, zero, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum,
+                    tree.d_sum, tree.m_sum, tree.root_prior, tree.edges.prior)
+    out = jax.lax.while_loop(lambda c: c.node >= 0, body, init)
+    return tree.replace(lower=out.lower, upper=out.upper, plies=out.plies, wl_sum=out.wl_sum,
+                        d_sum=out.d_sum, m_sum=out.m_sum, root_prior=out.root_prior,
+                        edges=tree.edges.replace(prior=out.edge_prior))
 
 
 def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
@@ -452,6 +479,13 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     # the new nodes; one whose side to move mates in one (the mate check) is a proven loss
     # for the player who moved into it, one ply from the game's end
     mate = prepared.mate & kept
+    # a move proven to lose gets no prior (lc0's MakeTerminal; see ``_propagate_one``)
+    root_edge = leaves.slot - tree.edge_start[:, :1]
+    tree = tree.replace(
+        root_prior=tree.root_prior.at[b, jnp.where(mate & (leaves.parent == 0), root_edge, K)]
+        .set(0.0, mode="drop"),
+        edges=tree.edges.replace(prior=tree.edges.prior.at[
+            b, jnp.where(mate, leaves.slot, pool)].set(0.0, mode="drop")))
     lower, upper = status_bounds(prepared.status)
     lower = jnp.where(mate, jnp.int8(-1), lower)
     upper = jnp.where(mate, jnp.int8(-1), upper)
