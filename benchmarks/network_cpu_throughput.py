@@ -202,8 +202,9 @@ def child(mode: str, batches: list[int], repeats: int) -> dict[str, Any]:
             apply(model.params, p))}
         q_max_diff = None
         for name, backend in backends.items():
-            inputs = [lb.GameState(fen=b.root().fen(en_passant="fen"), moves=[m.uci() for m in b.move_stack])
-                      .as_input(backend) for b in boards[:batch]]
+            inputs = [lb.GameState(fen=b.root().fen(en_passant="fen"),
+                                   moves=[m.uci() for m in b.move_stack]).as_input(backend)
+                      for b in boards[:batch]]
             chunks = [inputs[i:i + LC0_MAX_BATCH] for i in range(0, batch, LC0_MAX_BATCH)]
 
             def run_lc0(backend: Any = backend, chunks: list[Any] = chunks) -> list[Any]:
