@@ -147,9 +147,11 @@ class SEResNet(nn.Module):
 
         if self.policy == "conv":
             p = act(conv(self.filters, (3, 3), name="policy1")(x))
-            p = conv(self.policy_channels, (3, 3), name="policy")(p)
-            flat = _channel_major(p)[:, : CONV_POLICY_PLANES * 64]
-            policy_logits = flat[:, jnp.asarray(CONV_POLICY_INDEX)]
+            p = conv(self.policy_channels, (3, 3), name="policy")(p)  # [B, 8, 8, P]
+            # gather straight from the NHWC layout (no transpose to lc0's NCHW first)
+            plane, square = np.divmod(CONV_POLICY_INDEX, 64)
+            policy_logits = p.reshape(p.shape[0], -1)[
+                :, jnp.asarray(square * self.policy_channels + plane)]
         else:
             p = act(conv(self.policy_channels, (1, 1), name="policy")(x))
             policy_logits = dense(NUM_MOVES, name="policy_fc")(_channel_major(p))
