@@ -14,6 +14,7 @@ import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
+from zerochess.program_store import program
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
 from zerochess.search.tree import Tree, node_edges
@@ -107,7 +108,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
     )
 
 
-@jax.jit
+@program
 def summarize(tree: Tree, draw_score: jax.Array, moves_left: jax.Array | None = None
               ) -> dict[str, jax.Array]:
     """Root statistics and PVs of every tree, small enough to bring to the host ([B, ...]
