@@ -31,6 +31,7 @@ drops the programs held in memory.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -45,7 +46,7 @@ import threading
 import types
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,9 @@ class Unstable(Exception):
 # --- the environment -----------------------------------------------------------------------
 
 
-def _source_digest() -> str:
-    """sha256 over zerochess's Python source files (paths and contents)."""
-    root = Path(__file__).resolve().parent
+def _source_digest(root: Path | None = None) -> str:
+    """sha256 over the Python source files under ``root`` (default: zerochess's)."""
+    root = Path(__file__).resolve().parent if root is None else Path(root)
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode())
@@ -121,8 +122,15 @@ def environment_key() -> str:
     return json.dumps(parts, sort_keys=True)
 
 
+# The store's directory: None follows jax's compilation cache directory (``SUBDIR`` in it);
+# a path: that directory; "": none (memory only).
+DIRECTORY: str | None = None
+
+
 def store_dir() -> Path | None:
     """The directory programs are kept in (None: memory only)."""
+    if DIRECTORY is not None:
+        return Path(DIRECTORY) if DIRECTORY else None
     base = jax.config.jax_compilation_cache_dir
     if not base or "://" in str(base):  # off, or a remote cache: ours are local files
         return None
@@ -166,7 +174,8 @@ def fingerprint(value: Any) -> str:
             raise Unstable(f"function {value.__qualname__} of {module or 'no module'}")
         cells = [fingerprint(c.cell_contents) for c in value.__closure__ or ()]
         extra = fingerprint((value.__defaults__, value.__kwdefaults__))
-        return f"fn:{module}.{value.__qualname__}[{','.join(cells)}]{extra}"
+        return (f"fn:{module}.{value.__qualname__}@{_code_digest(value.__code__)}"
+                f"[{','.join(cells)}]{extra}")
     if dataclasses.is_dataclass(value):
         cls = type(value)
         module = cls.__module__ or ""
@@ -176,6 +185,24 @@ def fingerprint(value: Any) -> str:
                           for f in dataclasses.fields(value))
         return f"obj:{module}.{cls.__qualname__}({fields})"
     raise Unstable(f"{type(value).__qualname__} value {value!r:.80}")
+
+
+def _code_digest(code: types.CodeType) -> str:
+    """A digest of a function's code (two lambdas of one function have one qualified name)."""
+    digest = hashlib.sha256()
+
+    def add(c: types.CodeType) -> None:
+        digest.update(f"{c.co_qualname}:{c.co_firstlineno}:{c.co_names}:{c.co_varnames}"
+                      .encode())
+        digest.update(c.co_code)
+        for const in c.co_consts:
+            if isinstance(const, types.CodeType):
+                add(const)
+            else:
+                digest.update(repr(const).encode())
+
+    add(code)
+    return digest.hexdigest()[:16]
 
 
 def aval_key(x: Any) -> tuple:
@@ -338,25 +365,94 @@ def function_name(fn: Callable) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
+_FRESH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _fresh_compile() -> Iterator[bool]:
+    """Compile without reading jax's persistent cache (it is still written). On the CPU an
+    executable that jax loaded from its cache serializes incompletely: the copy loads, then
+    fails when it runs ("Function ... not found"). Yields False where this jax has no such
+    switch (then the program is not stored)."""
+    try:
+        from jax._src import compiler
+    except ImportError:  # pragma: no cover - another jax layout
+        yield False
+        return
+    original = getattr(compiler, "_cache_read", None)
+    if original is None:  # pragma: no cover - another jax
+        yield False
+        return
+    with _FRESH_LOCK:
+        compiler._cache_read = lambda *args, **kwargs: (None, None)
+        try:
+            yield True
+        finally:
+            compiler._cache_read = original
+
+
 def acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
             compile_fn: Callable[[], tuple[Any, dict]]) -> tuple[Any, dict]:
     """The compiled program ``name``: from disk under the key ``key_parts()`` builds, else
     ``compile_fn()`` -> (compiled, extra), stored for the next process."""
-    try:
-        key = key_parts()
-    except Unstable as why:
-        STATS["memory_only"] += 1
-        LOG.debug("zerochess: program %s kept in memory only (%s)", name, why)
-        key = None
-    if key is not None and store_dir() is not None:
-        found = load(name, key, in_tree)
-        if found is not None:
-            return found
-    compiled, extra = compile_fn()
-    STATS["compiled"] += 1
-    if key is not None:
-        save(name, key, compiled, extra)
-    return compiled, extra
+    key = None
+    if store_dir() is not None:
+        try:
+            key = key_parts()
+        except Unstable as why:
+            STATS["memory_only"] += 1
+            LOG.debug("zerochess: program %s kept in memory only (%s)", name, why)
+    if key is None:
+        STATS["compiled"] += 1
+        return compile_fn()
+
+    def compile_and_store() -> tuple[Any, dict]:
+        with _fresh_compile() as fresh:
+            compiled, extra = compile_fn()
+        STATS["compiled"] += 1
+        if fresh:
+            save(name, key, compiled, extra)
+        return compiled, extra
+
+    found = load(name, key, in_tree)
+    if found is None:
+        return compile_and_store()
+
+    def recompile(err: Exception) -> Any:
+        STATS["rejected"] += 1
+        path = store_dir() / _file_name(name, _digest(key))
+        LOG.warning("zerochess: the stored compiled program %s failed to run (%s); "
+                    "compiling it again", path, err)
+        path.unlink(missing_ok=True)
+        return compile_and_store()[0]
+
+    return _Loaded(found[0], recompile), found[1]
+
+
+class _Loaded:
+    """A program read from disk. If its first run fails in the runtime (a file that loads
+    but cannot run), it is compiled again (and the file rewritten) and run, unless the
+    failed run already consumed donated inputs (then the error is raised)."""
+
+    __slots__ = ("checked", "compiled", "recompile")
+
+    def __init__(self, compiled: Any, recompile: Callable[[Exception], Any]):
+        self.compiled = compiled
+        self.recompile = recompile
+        self.checked = False
+
+    def __call__(self, *args: Any) -> Any:
+        if self.checked:
+            return self.compiled(*args)
+        try:
+            out = self.compiled(*args)
+        except jax.errors.JaxRuntimeError as err:
+            if any(isinstance(x, jax.Array) and x.is_deleted() for x in jax.tree.leaves(args)):
+                raise
+            self.compiled = self.recompile(err)
+            out = self.compiled(*args)
+        self.checked = True
+        return out
 
 
 class Program:
@@ -367,13 +463,16 @@ class Program:
       static_argnums / static_argnames: compile-time arguments (given by position /
         by keyword); every other argument is passed by position.
       donate_argnums: positions of arguments whose buffers the program may reuse.
+      identity: for a function from outside zerochess, a name that the caller changes
+        whenever the function changes (its programs are then stored too).
     """
 
     def __init__(self, fn: Callable, static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (),
-                 donate_argnums: int | Sequence[int] = ()):
+                 donate_argnums: int | Sequence[int] = (), identity: str | None = None):
         self.fn = fn
-        self.name = function_name(fn)
+        self.name = identity or function_name(fn)
+        self.identity = identity
         self.static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
                                else tuple(static_argnums))
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
@@ -442,9 +541,13 @@ class Program:
             return jitted.lower(*dynamic).compile(), {}
 
         in_tree = jax.tree.structure((dynamic, {}))
-        compiled, _ = acquire(
-            name, lambda: program_key(name, (static, static_kw), treedef, avals, donate),
-            in_tree, compile_fn)
+        identity = self.identity
+
+        def key() -> str:
+            own = f"identity:{identity}" if identity else fingerprint(fn)
+            return program_key(name, (own, static, static_kw), treedef, avals, donate)
+
+        compiled, _ = acquire(name, key, in_tree, compile_fn)
         return compiled
 
 

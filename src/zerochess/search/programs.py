@@ -37,12 +37,14 @@ class StateProgram:
       static_argnames: keyword arguments that are compile-time constants.
       donate: indices into ``args`` of further arguments to donate (e.g. a cache that
         ``fn`` returns updated).
+      identity: for a function from outside zerochess (``program_store.Program``).
     """
 
     def __init__(self, fn: Callable, static_argnames: Sequence[str] = (),
-                 donate: Sequence[int] = ()):
+                 donate: Sequence[int] = (), identity: str | None = None):
         self.fn = fn
-        self.name = program_store.function_name(fn) + "/state"
+        self.identity = identity
+        self.name = (identity or program_store.function_name(fn)) + "/state"
         self.static_argnames = tuple(static_argnames)
         self.donate = tuple(donate)
         self._entries: dict[Any, _Entry] = {}
@@ -126,8 +128,10 @@ class StateProgram:
             return jax.tree.structure(((*split(changed), *args), {}))
 
         def key() -> str:
-            return program_store.program_key(self.name, (static_items,), (treedef, arg_tree),
-                                             avals, self.donate)
+            own = (f"identity:{self.identity}" if self.identity
+                   else program_store.fingerprint(self.fn))
+            return program_store.program_key(self.name, (own, static_items),
+                                             (treedef, arg_tree), avals, self.donate)
 
         compiled, extra = program_store.acquire(self.name, key, in_tree, compile_fn)
         changed = [int(i) for i in extra["changed"]]

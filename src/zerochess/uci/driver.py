@@ -36,6 +36,7 @@ from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
+from zerochess.program_store import Program, program
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import network_buckets
@@ -127,7 +128,14 @@ def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array
     return jnp.where(cand.any(-1), jnp.argmax(cand, -1), -1).astype(jnp.int32)
 
 
-@jax.jit
+def _policy_logits_of(apply_fn, params, planes):
+    return apply_fn(params, planes).policy_logits
+
+
+_policy_logits = Program(_policy_logits_of, static_argnums=0)
+
+
+@program
 def _progress(tree: Tree) -> dict[str, jax.Array]:
     """Root counters of tree 0 (cost O(K) plus one O(N) depth reduction)."""
     t = jax.tree.map(lambda a: a[0], tree)
@@ -144,7 +152,7 @@ def _progress(tree: Tree) -> dict[str, jax.Array]:
                 nn_evals=t.stats.nn_evals, cache_hits=t.stats.cache_hits)
 
 
-@functools.partial(jax.jit, static_argnames="length")
+@program(static_argnames="length")
 def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> dict[str, jax.Array]:
     """Best continuations after the root moves in slots ``rows`` [R] ([R, length] policy
     indices, -1 padded), and the stored network WDL [K, 3] and status [K] of every root
@@ -218,7 +226,7 @@ class SearchDriver:
         self._last_chunk = (1, 0.0)  # (simulations, ms) of the last run()
         self._compiled_rows: set[int] = set()
         self.ms_per_start = 50.0
-        self._policy_fn = jax.jit(lambda params, planes: model.apply(params, planes).policy_logits)
+        self._policy_fn = functools.partial(_policy_logits, model.apply)
 
     # -- lifecycle -----------------------------------------------------------------------
 
