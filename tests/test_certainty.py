@@ -249,3 +249,17 @@ def test_move_proven_lost_has_no_prior(mate_check):
     if not mate_check:
         assert off.bound[i] == 2 and off.prior[i] > 0
         np.testing.assert_allclose(on.prior[others], off.prior[others], rtol=1e-6)
+
+
+def test_when_every_move_loses_visits_go_to_the_highest_prior():
+    """Every move is a proven loss (P cleared, Q = -1: equal scores): lc0 keeps each node's
+    edges sorted by P and takes the first best edge, so the visits left go to the move
+    with the highest network prior (bench --vs-lc0 position 167 disagreed on this)."""
+    board = chess.Board("8/6k1/2R5/8/1R6/1P6/P1P5/1K6 b - - 2 47")  # K vs two rooks
+    res = _builtin_searcher().search([board], SearchConfig(), num_simulations=400)[0]
+    assert all(res.proven(i) == -1 for i in range(len(res.moves)))
+    assert np.all(res.prior == 0)
+    top = int(np.argmax(res.policy))
+    assert top != 0, "the highest prior is in slot 0: the test cannot tell the tie rule"
+    assert int(np.argmax(res.visits)) == top
+    assert res.visits[top] > res.visits.sum() / 2
