@@ -77,7 +77,9 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
 
     return dict(
         moves=root.move,  # [K]
-        prior=tree.root_prior,  # [K]
+        # a move proven to lose shows prior 0, as lc0 clears it (``selection.child_stats``)
+        prior=jnp.where(exists & (tree.visits[safe] > 0) & (tree.upper[safe] == -1), 0.0,
+                        tree.root_prior),  # [K]
         visits=jnp.where(exists, tree.visits[safe], 0),  # [K]
         in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
         wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
