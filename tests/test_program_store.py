@@ -237,3 +237,14 @@ def test_a_searcher_reloads_its_programs_without_tracing(store, leaves):
         np.testing.assert_array_equal(x.prior, y.prior)
         assert x.pv == y.pv and x.best_move == y.best_move
     assert api._select._cache_size() > 0
+
+
+def test_static_arguments_by_position_or_keyword(store):
+    """As with jax.jit, a static argument named in static_argnames may come by position
+    (the UCI driver passes ``_lines``'s length so)."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    p = program_store.Program(_affine, static_argnames="scale", identity="test-affine-kw")
+    np.testing.assert_array_equal(p(x, y, 3), x * 3 + 3)
+    np.testing.assert_array_equal(p(x, y, scale=4), x * 4 + 3)
+    q = program_store.Program(_affine, static_argnums=2, identity="test-affine-kw2")
+    np.testing.assert_array_equal(q(x, y, scale=5), x * 5 + 3)

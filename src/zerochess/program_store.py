@@ -36,6 +36,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -473,10 +474,19 @@ class Program:
         self.fn = fn
         self.name = identity or function_name(fn)
         self.identity = identity
-        self.static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
-                               else tuple(static_argnums))
-        self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
-                                else tuple(static_argnames))
+        nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+        names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+        # as jax.jit: a static argument may be given by position or by keyword
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # pragma: no cover - no signature
+            params = []
+        positional = [p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        nums |= {positional.index(n) for n in names if n in positional}
+        names |= {positional[i] for i in nums if i < len(positional)}
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
         self.donate_argnums = ((donate_argnums,) if isinstance(donate_argnums, int)
                                else tuple(donate_argnums))
         # for calls under a trace (a program inside another) and for ``lower``
