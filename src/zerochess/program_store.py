@@ -511,7 +511,7 @@ class Program:
         statics = self.static_argnums
         if statics:
             dynamic = tuple(a for i, a in enumerate(args) if i not in statics)
-            static = tuple(args[i] for i in statics)
+            static = tuple(args[i] for i in statics if i < len(args))  # others: by keyword
         else:
             dynamic, static = args, ()
         unknown = set(kwargs) - set(self.static_argnames)
