@@ -156,20 +156,12 @@ class Node:
                 self.lower = self.upper = -1
                 self.m = 1
                 self.value, self.value_m = (-1.0, 0.0), 1.0
-                self.clear_own_prior()
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal
             self.lower = self.upper = int(self.terminal[0])
 
     def proven(self) -> bool:
         return self.lower == self.upper
-
-    def clear_own_prior(self) -> None:
-        """lc0's MakeTerminal for a loss of the mover: the move into this node gets P = 0."""
-        if self.parent is not None:
-            index = next(i for i, c in self.parent.children.items() if c is self)
-            self.parent.priors = self.parent.priors.copy()
-            self.parent.priors[index] = 0.0
 
     def rebound(self) -> bool:
         """lc0's MaybeSetBounds from the children; True if this proved the node."""
@@ -229,19 +221,28 @@ def m_utility(cfg: Any, parent: Node, child: Node, q: float) -> float:
                 + cfg.moves_left_quadratic_factor * q * q)
 
 
+def search_priors(node: Node) -> list[float]:
+    """The priors selection uses: lc0's MakeTerminal clears P of a move proven to lose
+    for its mover (the child's upper bound is a loss)."""
+    return [0.0 if i in node.children and node.children[i].n > 0 and node.children[i].upper == -1
+            else float(p)
+            for i, p in enumerate(node.priors)]
+
+
 def _scores(node: Node, cfg: Any, moves_left: bool = False) -> list[float]:
     is_root = node.parent is None
     c = cfg.cpuct_root if is_root and cfg.cpuct_root is not None else cfg.cpuct
     cpuct = c + cfg.cpuct_factor * math.log((node.n + cfg.cpuct_base) / cfg.cpuct_base)
     mult = cpuct * math.sqrt(max(node.n - 1, 1))
     ds = cfg.draw_score if node.depth % 2 == 0 else -cfg.draw_score
-    visited_p = sum(p for i, p in enumerate(node.priors)
+    priors = search_priors(node)
+    visited_p = sum(p for i, p in enumerate(priors)
                     if i in node.children and node.children[i].n > 0)
     fpu = -node.wl / node.n + ds * node.d / node.n - cfg.fpu_value * math.sqrt(visited_p)
     if cfg.fpu_absolute:
         fpu = cfg.fpu_value
     scores = []
-    for i, p in enumerate(node.priors):
+    for i, p in enumerate(priors):
         child = node.children.get(i)
         n = child.n if child else 0
         started = n + (child.in_flight if child else 0)
@@ -266,7 +267,8 @@ def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int,
                 return s
         return slots[-1]
     scores = _scores(node, cfg, moves_left)
-    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+    # lc0 sorts a node's edges by P at expansion and takes the first best edge
+    return max(range(len(scores)), key=lambda i: (scores[i], node.priors[i], -i))
 
 
 class ReferenceSearch:
@@ -372,8 +374,6 @@ class ReferenceSearch:
             node.d += dd
             node.msum += dm
             if node.rebound():
-                if node.upper == -1:
-                    node.clear_own_prior()
                 wl, d = float(node.lower) * node.n, (1.0 - abs(node.lower)) * node.n
                 m = float(node.m) * node.n
                 dwl, dd, dm = dwl + wl - node.wl, dd + d - node.d, dm + m - node.msum

@@ -12,10 +12,9 @@ import functools
 import chess
 import numpy as np
 import pytest
+from tree_walk import network_evaluate, tree_arrays, walk_paths
 
-from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import Expander
-from zerochess.chess.policy_map import index_to_move, move_to_index
 from zerochess.neural import load_model
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
@@ -84,46 +83,19 @@ def is_mated_within(board: chess.Board, moves: int) -> bool:
 
 def _device_nodes(state, b: int, board: chess.Board) -> dict[tuple[str, ...], tuple]:
     """(visits, lower, upper, plies) of tree ``b``'s evaluated nodes by move path."""
-    tree = state.tree
-    arr = {name: np.asarray(getattr(tree, name)) for name in
-           ("visits", "lower", "upper", "plies", "num_legal", "edge_start", "status")}
-    move, child = np.asarray(tree.edges.move), np.asarray(tree.edges.child)
+    t = tree_arrays(state, "lower", "upper", "plies")
     out = {}
-    stack = [((), 0, board)]
-    while stack:
-        path, node, pos = stack.pop()
-        if arr["visits"][b, node] == 0:
-            continue
-        lo, hi = int(arr["lower"][b, node]), int(arr["upper"][b, node])
-        out[path] = (int(arr["visits"][b, node]), lo, hi,
-                     int(arr["plies"][b, node]) if lo == hi else None)
-        if arr["status"][b, node] != 0:
-            continue
-        start = arr["edge_start"][b, node]
-        for slot in range(arr["num_legal"][b, node]):
-            c = child[b, start + slot]
-            if c >= 0:
-                m = index_to_move(pos, int(move[b, start + slot]))
-                after = pos.copy(stack=False)
-                after.push(m)
-                stack.append(((*path, m.uci()), int(c), after))
+    for path, node in walk_paths(t, b, board):
+        if t["visits"][b, node] > 0:
+            lo, hi = int(t["lower"][b, node]), int(t["upper"][b, node])
+            out[path] = (int(t["visits"][b, node]), lo, hi,
+                         int(t["plies"][b, node]) if lo == hi else None)
     return out
-
-
-def _evaluate(board: chess.Board, temperature: float):
-    out = MODEL(np.asarray(encode_board(board))[None])
-    logits = np.asarray(out.policy_logits[0], np.float64)
-    moves = list(board.legal_moves)
-    legal_logits = np.array([logits[move_to_index(board, m)] for m in moves])
-    z = (legal_logits - legal_logits.max()) / temperature
-    priors = np.exp(z) / np.exp(z).sum()
-    w = np.asarray(out.wdl_logits[0], np.float64)
-    return moves, priors, np.exp(w - w.max()) / np.exp(w - w.max()).sum()
 
 
 def _reference(board, cfg, leaves, seed, index) -> ReferenceSearch:
     key = tree_key(seed, index)
-    return ReferenceSearch(board, cfg, _evaluate,
+    return ReferenceSearch(board, cfg, functools.partial(network_evaluate, MODEL),
                            lambda draw, depth: float(contempt_uniform(key, draw, depth)),
                            leaves)
 
@@ -277,3 +249,17 @@ def test_move_proven_lost_has_no_prior(mate_check):
     if not mate_check:
         assert off.bound[i] == 2 and off.prior[i] > 0
         np.testing.assert_allclose(on.prior[others], off.prior[others], rtol=1e-6)
+
+
+def test_when_every_move_loses_visits_go_to_the_highest_prior():
+    """Every move is a proven loss (P cleared, Q = -1: equal scores): lc0 keeps each node's
+    edges sorted by P and takes the first best edge, so the visits left go to the move
+    with the highest network prior (bench --vs-lc0 position 167 disagreed on this)."""
+    board = chess.Board("8/6k1/2R5/8/1R6/1P6/P1P5/1K6 b - - 2 47")  # K vs two rooks
+    res = _builtin_searcher().search([board], SearchConfig(), num_simulations=400)[0]
+    assert all(res.proven(i) == -1 for i in range(len(res.moves)))
+    assert np.all(res.prior == 0)
+    top = int(np.argmax(res.policy))
+    assert top != 0, "the highest prior is in slot 0: the test cannot tell the tie rule"
+    assert int(np.argmax(res.visits)) == top
+    assert res.visits[top] > res.visits.sum() / 2

@@ -168,13 +168,8 @@ def _compiled() -> int:
     """Programs compiled so far by every searcher (jitted functions and StatePrograms)."""
     from zerochess.search import api
 
-    total = 0
-    for program in vars(api).values():
-        if hasattr(program, "_cache_size"):
-            total += program._cache_size()
-        elif hasattr(program, "_entries"):
-            total += sum(e.jitted._cache_size() for e in program._entries.values())
-    return total
+    return sum(program._cache_size() for program in vars(api).values()
+               if hasattr(program, "_cache_size"))
 
 
 def test_players_params_are_used_and_never_recompile(games):

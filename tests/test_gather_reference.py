@@ -10,10 +10,9 @@ import random
 import chess
 import numpy as np
 import pytest
+from tree_walk import network_evaluate, tree_arrays, walk_paths
 
-from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import Expander
-from zerochess.chess.policy_map import index_to_move, move_to_index
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
@@ -23,17 +22,6 @@ from gather_reference import ReferenceSearch, collision_limit, walk
 
 SIMS = 48
 MODEL = linear_model(seed=3)
-
-
-def _evaluate(board: chess.Board, temperature: float):
-    out = MODEL(np.asarray(encode_board(board))[None])
-    logits = np.asarray(out.policy_logits[0], np.float64)
-    moves = list(board.legal_moves)
-    legal_logits = np.array([logits[move_to_index(board, m)] for m in moves])
-    z = (legal_logits - legal_logits.max()) / temperature
-    priors = np.exp(z) / np.exp(z).sum()
-    w = np.asarray(out.wdl_logits[0], np.float64)
-    return moves, priors, np.exp(w - w.max()) / np.exp(w - w.max()).sum()
 
 
 def _positions(count: int, seed: int = 17) -> list[chess.Board]:
@@ -58,7 +46,7 @@ POSITIONS = _positions(16)
 def _reference(board: chess.Board, cfg: SearchConfig, leaves: int, seed: int, index: int,
                max_nodes: int | None = None) -> ReferenceSearch:
     key = tree_key(seed, index)
-    return ReferenceSearch(board, cfg, _evaluate,
+    return ReferenceSearch(board, cfg, functools.partial(network_evaluate, MODEL),
                            lambda draw, depth: float(contempt_uniform(key, draw, depth)),
                            leaves, max_nodes)
 
@@ -132,43 +120,21 @@ def test_in_flight_after_a_gather_equals_reference(leaves):
     before = np.asarray(state.tree.stats.collisions)  # read first: select donates the state
     limit = state.tree.simulations + leaves
     state, _, _, _ = searcher._select(state, limit)
-    tree = {k: np.asarray(v) for k, v in (
-        ("in_flight", state.tree.in_flight), ("visits", state.tree.visits),
-        ("num_legal", state.tree.num_legal), ("edge_start", state.tree.edge_start),
-        ("status", state.tree.status), ("move", state.tree.edges.move),
-        ("child", state.tree.edges.child), ("collisions", state.tree.stats.collisions))}
+    tree = tree_arrays(state, "in_flight")
+    collisions = np.asarray(state.tree.stats.collisions)
     checked = 0
     for i, board in enumerate(POSITIONS):
         ref = _reference(board, cfg, leaves, 9, i)
         ref.run(SIMS - 8)
         _, collided = ref.gather(leaves)
         ref.release(collided)
-        assert tree["collisions"][i] - before[i] == len(collided)
+        assert collisions[i] - before[i] == len(collided)
         want = {path: node.in_flight for path, node in walk(ref.root).items()}
-        got = _device_in_flight(tree, i, board)
+        got = {path: int(tree["in_flight"][i, node])
+               for path, node in walk_paths(tree, i, board)}
         assert got == want, (i, board.fen())
         checked += sum(v > 0 for v in want.values())
     assert checked > 0
-
-
-def _device_in_flight(tree: dict, b: int, board: chess.Board) -> dict[tuple[str, ...], int]:
-    """In-flight counts of tree ``b``'s nodes by move path (pending leaves included)."""
-    out = {}
-    stack = [((), 0, board)]
-    while stack:
-        path, node, pos = stack.pop()
-        out[path] = int(tree["in_flight"][b, node])
-        if tree["visits"][b, node] == 0 or tree["status"][b, node] != 0:
-            continue
-        start = tree["edge_start"][b, node]
-        for slot in range(tree["num_legal"][b, node]):
-            child = tree["child"][b, start + slot]
-            if child >= 0:
-                move = index_to_move(pos, int(tree["move"][b, start + slot]))
-                after = pos.copy(stack=False)
-                after.push(move)
-                stack.append(((*path, move.uci()), int(child), after))
-    return out
 
 
 def test_full_tree_drops_like_the_reference():

@@ -13,7 +13,8 @@ import random
 import chess
 import numpy as np
 import pytest
-from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes, _evaluate
+from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes
+from tree_walk import network_evaluate
 
 from zerochess.bench.puzzles import forces_mate, load_puzzles
 from zerochess.chess import state as chess_state
@@ -97,7 +98,7 @@ def test_mate_check_search_equals_reference(leaves, certainty):
     checked = 0
     for i, board in enumerate(boards):
         key = tree_key(3, i)
-        ref = ReferenceSearch(board, cfg, _evaluate,
+        ref = ReferenceSearch(board, cfg, functools.partial(network_evaluate, MODEL),
                               lambda draw, depth, key=key: float(contempt_uniform(key, draw,
                                                                                    depth)),
                               leaves)

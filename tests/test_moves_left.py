@@ -14,10 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from tree_walk import network_evaluate, tree_arrays, walk_paths
 
-from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import Expander
-from zerochess.chess.policy_map import index_to_move, move_to_index
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
@@ -41,44 +40,11 @@ STRONG = SearchConfig(moves_left_threshold=0.0, moves_left_slope=0.01,
 MID = SearchConfig(moves_left_threshold=0.3, moves_left_slope=0.02, moves_left_max_effect=0.2)
 
 
-def _evaluate(model, board: chess.Board, temperature: float):
-    out = model(np.asarray(encode_board(board))[None])
-    logits = np.asarray(out.policy_logits[0], np.float64)
-    moves = list(board.legal_moves)
-    legal = np.array([logits[move_to_index(board, m)] for m in moves])
-    z = (legal - legal.max()) / temperature
-    w = np.asarray(out.wdl_logits[0], np.float64)
-    wdl = np.exp(w - w.max()) / np.exp(w - w.max()).sum()
-    if out.moves_left is None:
-        return moves, np.exp(z) / np.exp(z).sum(), wdl
-    return moves, np.exp(z) / np.exp(z).sum(), wdl, float(out.moves_left[0])
-
-
 def _device_nodes(state, b: int, board: chess.Board) -> dict[tuple[str, ...], tuple]:
     """(visits, mean moves left) of tree ``b``'s visited nodes by move path."""
-    tree = state.tree
-    arr = {name: np.asarray(getattr(tree, name)) for name in
-           ("visits", "m_sum", "num_legal", "edge_start", "status")}
-    move, child = np.asarray(tree.edges.move), np.asarray(tree.edges.child)
-    out = {}
-    stack = [((), 0, board)]
-    while stack:
-        path, node, pos = stack.pop()
-        n = int(arr["visits"][b, node])
-        if n == 0:
-            continue
-        out[path] = (n, float(arr["m_sum"][b, node]) / n)
-        if arr["status"][b, node] != 0:
-            continue
-        start = arr["edge_start"][b, node]
-        for slot in range(arr["num_legal"][b, node]):
-            c = child[b, start + slot]
-            if c >= 0:
-                mv = index_to_move(pos, int(move[b, start + slot]))
-                after = pos.copy(stack=False)
-                after.push(mv)
-                stack.append(((*path, mv.uci()), int(c), after))
-    return out
+    t = tree_arrays(state, "m_sum")
+    return {path: (int(t["visits"][b, node]), float(t["m_sum"][b, node]) / t["visits"][b, node])
+            for path, node in walk_paths(t, b, board) if t["visits"][b, node] > 0}
 
 
 @functools.cache
@@ -90,7 +56,7 @@ def _searcher(model_name: str, leaves: int) -> Searcher:
 
 def _reference(board, cfg, leaves, seed, index, model, moves_left) -> ReferenceSearch:
     key = tree_key(seed, index)
-    return ReferenceSearch(board, cfg, functools.partial(_evaluate, model),
+    return ReferenceSearch(board, cfg, functools.partial(network_evaluate, model, moves_left=True),
                            lambda draw, depth: float(contempt_uniform(key, draw, depth)),
                            leaves, moves_left=moves_left)
 

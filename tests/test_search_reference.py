@@ -14,10 +14,9 @@ import random
 import chess
 import numpy as np
 import pytest
+from tree_walk import network_evaluate
 
-from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import Expander
-from zerochess.chess.policy_map import move_to_index
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
@@ -25,18 +24,6 @@ from zerochess.search.selection import contempt_uniform
 
 SIMS = 40
 MODEL = linear_model(seed=3)
-
-
-def _evaluate(board: chess.Board, temperature: float):
-    out = MODEL(np.asarray(encode_board(board))[None])
-    logits = np.asarray(out.policy_logits[0], np.float64)
-    moves = list(board.legal_moves)
-    legal_logits = np.array([logits[move_to_index(board, m)] for m in moves])
-    z = (legal_logits - legal_logits.max()) / temperature
-    priors = np.exp(z) / np.exp(z).sum()
-    w = np.asarray(out.wdl_logits[0], np.float64)
-    wdl = np.exp(w - w.max()) / np.exp(w - w.max()).sum()
-    return moves, priors, wdl
 
 
 def _earlier_occurrences(board: chess.Board) -> tuple[int, int]:
@@ -67,7 +54,7 @@ class RefNode:
                     or count >= 2 or (count == 1 and nearest <= depth)):
                 self.terminal = (0.0, 1.0)
         if self.terminal is None:
-            self.moves, self.priors, wdl = _evaluate(board, cfg.policy_temperature)
+            self.moves, self.priors, wdl = network_evaluate(MODEL, board, cfg.policy_temperature)
             self.value = (wdl[2] - wdl[0], wdl[1])  # mover-into-node perspective
         else:
             self.moves, self.priors, self.value = moves, np.zeros(len(moves)), self.terminal

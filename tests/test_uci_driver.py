@@ -16,6 +16,7 @@ import jax
 import pytest
 
 from zerochess.neural import load_model
+from zerochess.program_store import LOAD_MESSAGE
 from zerochess.search.config import SearchConfig
 from zerochess.uci.driver import SearchDriver
 
@@ -35,7 +36,7 @@ class _Compiles(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        if msg.startswith("Compiling"):
+        if msg.startswith(("Compiling", LOAD_MESSAGE)):  # compiled, or loaded from disk
             self.messages.append(msg[:160])
 
 
@@ -52,6 +53,7 @@ def test_no_compile_inside_searches_after_warmup(driver):
     handler = _Compiles()
     logger = logging.getLogger("jax")
     logger.addHandler(handler)
+    logging.getLogger("zerochess.programs").addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.DEBUG)
     try:
@@ -73,6 +75,7 @@ def test_no_compile_inside_searches_after_warmup(driver):
                 driver.policy_move(board)
     finally:
         logger.removeHandler(handler)
+        logging.getLogger("zerochess.programs").removeHandler(handler)
         logger.setLevel(old_level)
     assert len(counts) == len(POSITIONS)  # really different legal-move counts
     assert handler.messages == []
@@ -116,6 +119,7 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
     handler = _Compiles()
     logger = logging.getLogger("jax")
     logger.addHandler(handler)
+    logging.getLogger("zerochess.programs").addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.DEBUG)
     try:
@@ -128,6 +132,7 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
             assert driver.progress().root_visits == expected + 10
     finally:
         logger.removeHandler(handler)
+        logging.getLogger("zerochess.programs").removeHandler(handler)
         logger.setLevel(old_level)
     assert handler.messages == []
     # other settings: a new tree
@@ -162,6 +167,7 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
     handler = _Compiles()
     logger = logging.getLogger("jax")
     logger.addHandler(handler)
+    logging.getLogger("zerochess.programs").addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.DEBUG)
     try:
@@ -172,6 +178,7 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
             second = driver.progress()
     finally:
         logger.removeHandler(handler)
+        logging.getLogger("zerochess.programs").removeHandler(handler)
         logger.setLevel(old_level)
     assert handler.messages == []
     assert second.cache_hits > first.cache_hits

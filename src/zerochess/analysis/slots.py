@@ -22,6 +22,7 @@ import numpy as np
 
 from zerochess.analysis.protocol import MoveFilterEntry
 from zerochess.neural.model import Model
+from zerochess.program_store import program
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import SearchState, network_buckets
@@ -85,7 +86,7 @@ def _pv_visits(tree: Tree, pv: jax.Array) -> jax.Array:
     return jax.vmap(line)(node_edges(tree, jnp.int32(0)).child, pv)
 
 
-@jax.jit
+@program
 def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
     """``summarize`` of tree ``index`` alone (a batch of one), with its root policy,
     draw score and PV visits."""

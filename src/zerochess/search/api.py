@@ -24,6 +24,7 @@ from zerochess.chess.rules import GameStatus, checking_mate_in_two, mating_move
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
 from zerochess.positions import check_board
+from zerochess.program_store import Program, program
 from zerochess.search import cache as eval_cache
 from zerochess.search import loop, reroot, step
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
@@ -90,7 +91,7 @@ class SearchBatch:
                 | np.concatenate(pruned))
 
 
-@jax.jit
+@program
 def _pruned(tree, params, limit):
     return jax.vmap(loop.smart_pruning_stop)(tree, params, limit)
 
@@ -720,21 +721,22 @@ def _prepare_state(state: SearchState, cache, leaves, expansion, history_length:
     return step.prepare(state.tree, state.params, cache, leaves, expansion, history_length)
 
 
-# The device programs, shared by every Searcher (jax caches them per static argument and
-# shape). The arrays a program changes are donated (the trees are updated in place) and
-# only those are passed back (``StateProgram``).
-_empty = jax.jit(loop.empty_state, static_argnums=(1, 2))
-_root_inputs = jax.jit(loop.root_net_inputs, static_argnames="rows")
+# The device programs, shared by every Searcher (cached per static argument and shape, in
+# memory and on disk: ``zerochess.program_store``). The arrays a program changes are
+# donated (the trees are updated in place) and only those are passed back
+# (``StateProgram``).
+_empty = Program(loop.empty_state, static_argnums=(1, 2))
+_root_inputs = Program(loop.root_net_inputs, static_argnames="rows")
 _write_roots = StateProgram(loop.write_roots)
 _select = StateProgram(loop.select, static_argnames=("num_leaves",))
-_prepare = jax.jit(_prepare_state, static_argnames="history_length")
-_network = jax.jit(step.network, static_argnums=(0,), static_argnames="rows")
-_evaluate = jax.jit(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
+_prepare = Program(_prepare_state, static_argnames="history_length")
+_network = Program(step.network, static_argnums=(0,), static_argnames="rows")
+_evaluate = Program(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
 _finish = StateProgram(loop.finish_only, donate=(0,))
 _advance = StateProgram(reroot.advance_state)
 
 
-@jax.jit
+@program
 def _one_hot_roots(state: SearchState, slots: jax.Array) -> SearchState:
     """Root search priors one-hot on ``slots`` [B] (-1: unchanged); the root's edges are
     the first K pool entries (``write_roots``, ``reroot``)."""
@@ -750,7 +752,7 @@ _finish_select = StateProgram(loop.finish_select, static_argnames=("num_leaves",
                               donate=(0,))
 
 
-@jax.jit
+@program
 def _fold_keys(seed: jax.Array, indices: jax.Array) -> jax.Array:
     base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed]))
     return jax.vmap(lambda i: jax.random.key_data(jax.random.fold_in(base, i)))(indices)

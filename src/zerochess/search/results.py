@@ -14,6 +14,7 @@ import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import GameStatus
+from zerochess.program_store import program
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
 from zerochess.search.tree import Tree, node_edges
@@ -76,7 +77,9 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
 
     return dict(
         moves=root.move,  # [K]
-        prior=tree.root_prior,  # [K]
+        # a move proven to lose shows prior 0, as lc0 clears it (``selection.child_stats``)
+        prior=jnp.where(exists & (tree.visits[safe] > 0) & (tree.upper[safe] == -1), 0.0,
+                        tree.root_prior),  # [K]
         visits=jnp.where(exists, tree.visits[safe], 0),  # [K]
         in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
         wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
@@ -107,7 +110,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
     )
 
 
-@jax.jit
+@program
 def summarize(tree: Tree, draw_score: jax.Array, moves_left: jax.Array | None = None
               ) -> dict[str, jax.Array]:
     """Root statistics and PVs of every tree, small enough to bring to the host ([B, ...]

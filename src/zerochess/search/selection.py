@@ -76,18 +76,21 @@ class ChildStats(NamedTuple):
     wl: chex.Array  # float32 mean W - L from the child's mover's side, 0 if unvisited
     d: chex.Array  # float32 mean D, 0 if unvisited
     m: chex.Array  # float32 mean moves left (lc0's M), 0 if unvisited
-    prior: chex.Array  # float32
+    prior: chex.Array  # float32 the search prior; 0 for a child proven lost for its mover
 
 
 def child_stats(tree: Tree, node: chex.Array, edges: NodeEdges) -> ChildStats:
     """The statistics of ``node``'s children in one tree (``edges = node_edges(tree, node)``).
 
     Q uses completed visits only; visits in flight count in U (lc0's virtual loss is
-    N-in-flight in U's denominator, never a value)."""
+    N-in-flight in U's denominator, never a value). A child proven lost for the player
+    who moves into it has prior 0: lc0's ``MakeTerminal`` clears that edge's P, so no U
+    term keeps drawing visits to a move known to lose."""
     children = edges.child
     safe = jnp.maximum(children, 0)
     exists = children >= 0
     visits = jnp.where(exists, tree.visits[safe], 0)
+    lost = (visits > 0) & (tree.upper[safe] == -1)  # an unvisited node's bounds are unset
     started = visits + jnp.where(exists, tree.in_flight[safe], 0)
     n = jnp.maximum(visits, 1).astype(jnp.float32)
     return ChildStats(
@@ -97,7 +100,7 @@ def child_stats(tree: Tree, node: chex.Array, edges: NodeEdges) -> ChildStats:
         wl=jnp.where(visits > 0, tree.wl_sum[safe] / n, 0.0),
         d=jnp.where(visits > 0, tree.d_sum[safe] / n, 0.0),
         m=jnp.where(visits > 0, tree.m_sum[safe] / n, 0.0),
-        prior=edges.prior,
+        prior=jnp.where(lost, 0.0, edges.prior),
     )
 
 
@@ -212,6 +215,10 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
         scores = jax.lax.switch(params.selection, _RULES, tree, params, node, depth, stats)
     else:
         scores = _RULES[rule](tree, params, node, depth, stats)
-    puct_slot = jnp.argmax(jnp.where(stats.valid, scores, _NEG_INF)).astype(jnp.int32)
+    # ties go to the higher network prior, then the lower slot: lc0 keeps a node's edges
+    # sorted by P from expansion on (before any P is cleared) and takes the first best
+    scores = jnp.where(stats.valid, scores, _NEG_INF)
+    tied = stats.valid & (scores == jnp.max(scores))
+    puct_slot = jnp.argmax(jnp.where(tied, edges.prior, -1.0)).astype(jnp.int32)
     is_frozen = (depth % 2 == 1) & (jnp.sum(edges.frozen) > 0)
     return jnp.where(is_frozen, sample_frozen(edges.frozen, u), puct_slot)

@@ -367,8 +367,6 @@ class _Rebound(NamedTuple):
     wl_sum: chex.Array  # float32 [N]
     d_sum: chex.Array  # float32 [N]
     m_sum: chex.Array  # float32 [N]
-    root_prior: chex.Array  # float32 [K]
-    edge_prior: chex.Array  # float16 [E]
 
 
 def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
@@ -380,7 +378,7 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
     subtrees' values."""
 
     def body(c: _Rebound) -> _Rebound:
-        cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum, root_prior, edge_prior = c
+        cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum = c
         wl_sum = wl_sum.at[cur].add(cwl)
         d_sum = d_sum.at[cur].add(cd)
         m_sum = m_sum.at[cur].add(cm)
@@ -398,26 +396,15 @@ def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
         lower = lower.at[cur].set(lo)
         upper = upper.at[cur].set(hi)
         plies = plies.at[cur].set(jnp.where(lo == hi, m, plies[cur]))
-        # lc0's MakeTerminal clears the prior of a move proven to lose for its mover, so
-        # no U term keeps drawing visits to it
-        parent = tree.parent[cur]
-        own = node_edges(tree, jnp.maximum(parent, 0))
-        k = jnp.argmax(own.child == cur)
-        lost = newly & (hi == -1) & (parent >= 0)
-        root_prior = root_prior.at[jnp.where(lost & (parent == 0), k, K)].set(
-            0.0, mode="drop")
-        edge_prior = edge_prior.at[jnp.where(lost, own.start + k, edge_prior.shape[0])].set(
-            0.0, mode="drop")
-        return _Rebound(parent, -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
-                        wl_sum, d_sum, m_sum, root_prior, edge_prior)
+        return _Rebound(tree.parent[cur], -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
+                        wl_sum, d_sum, m_sum)
 
     zero = jnp.float32(0.0)
     init = _Rebound(start, zero, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum,
-                    tree.d_sum, tree.m_sum, tree.root_prior, tree.edges.prior)
+                    tree.d_sum, tree.m_sum)
     out = jax.lax.while_loop(lambda c: c.node >= 0, body, init)
     return tree.replace(lower=out.lower, upper=out.upper, plies=out.plies, wl_sum=out.wl_sum,
-                        d_sum=out.d_sum, m_sum=out.m_sum, root_prior=out.root_prior,
-                        edges=tree.edges.replace(prior=out.edge_prior))
+                        d_sum=out.d_sum, m_sum=out.m_sum)
 
 
 def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
@@ -479,13 +466,6 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     # the new nodes; one whose side to move mates in one (the mate check) is a proven loss
     # for the player who moved into it, one ply from the game's end
     mate = prepared.mate & kept
-    # a move proven to lose gets no prior (lc0's MakeTerminal; see ``_propagate_one``)
-    root_edge = leaves.slot - tree.edge_start[:, :1]
-    tree = tree.replace(
-        root_prior=tree.root_prior.at[b, jnp.where(mate & (leaves.parent == 0), root_edge, K)]
-        .set(0.0, mode="drop"),
-        edges=tree.edges.replace(prior=tree.edges.prior.at[
-            b, jnp.where(mate, leaves.slot, pool)].set(0.0, mode="drop")))
     lower, upper = status_bounds(prepared.status)
     lower = jnp.where(mate, jnp.int8(-1), lower)
     upper = jnp.where(mate, jnp.int8(-1), upper)

@@ -36,6 +36,7 @@ from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
+from zerochess.program_store import Program, program
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import network_buckets
@@ -67,6 +68,7 @@ class Progress:
     max_depth: int
     nn_evals: int = 0  # positions the network evaluated in this tree's search
     cache_hits: int = 0  # positions the evaluation cache answered (NNCacheSize > 0)
+    lost: np.ndarray | None = None  # bool [M]: the move is proven to lose (its P is cleared)
 
     @property
     def average_depth(self) -> int:
@@ -106,7 +108,8 @@ def _child_stats(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> dict[st
     return dict(children=children, safe=safe, exists=exists, visits=visits,
                 wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),
                 d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),
-                mate=exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0))
+                mate=exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0),
+                lost=exists & (tree.upper[safe] == -1) & (visits > 0))
 
 
 def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array:
@@ -127,7 +130,14 @@ def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array
     return jnp.where(cand.any(-1), jnp.argmax(cand, -1), -1).astype(jnp.int32)
 
 
-@jax.jit
+def _policy_logits_of(apply_fn, params, planes):
+    return apply_fn(params, planes).policy_logits
+
+
+_policy_logits = Program(_policy_logits_of, static_argnums=0)
+
+
+@program
 def _progress(tree: Tree) -> dict[str, jax.Array]:
     """Root counters of tree 0 (cost O(K) plus one O(N) depth reduction)."""
     t = jax.tree.map(lambda a: a[0], tree)
@@ -137,14 +147,15 @@ def _progress(tree: Tree) -> dict[str, jax.Array]:
     depth = jnp.where(used, t.depth.astype(jnp.int32), 0)
     n_root = jnp.maximum(t.visits[0], 1)
     return dict(visits=c["visits"][0], wl_sum=c["wl_sum"][0], d_sum=c["d_sum"][0],
-                mate=c["mate"][0], num_legal=t.num_legal[0], root_visits=t.visits[0],
+                mate=c["mate"][0], lost=c["lost"][0], num_legal=t.num_legal[0],
+                root_visits=t.visits[0],
                 root_wl=-t.wl_sum[0] / n_root, root_d=t.d_sum[0] / n_root,
                 simulations=t.simulations, node_count=t.node_count,
                 depth_sum=depth.sum(), max_depth=depth.max(),
                 nn_evals=t.stats.nn_evals, cache_hits=t.stats.cache_hits)
 
 
-@functools.partial(jax.jit, static_argnames="length")
+@program(static_argnames="length")
 def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> dict[str, jax.Array]:
     """Best continuations after the root moves in slots ``rows`` [R] ([R, length] policy
     indices, -1 padded), and the stored network WDL [K, 3] and status [K] of every root
@@ -218,7 +229,7 @@ class SearchDriver:
         self._last_chunk = (1, 0.0)  # (simulations, ms) of the last run()
         self._compiled_rows: set[int] = set()
         self.ms_per_start = 50.0
-        self._policy_fn = jax.jit(lambda params, planes: model.apply(params, planes).policy_logits)
+        self._policy_fn = functools.partial(_policy_logits, model.apply)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -413,6 +424,12 @@ class SearchDriver:
     def prior(self) -> np.ndarray:
         return self._prior
 
+    def search_prior(self, progress: Progress) -> np.ndarray:
+        """The root priors the search uses after ``progress``: 0 for a move proven to lose
+        (lc0 clears its P; ``selection.child_stats``)."""
+        return self._prior if progress.lost is None else np.where(progress.lost, 0.0,
+                                                                  self._prior)
+
     def progress(self) -> Progress:
         assert self.batch is not None
         s = jax.device_get(_progress(self.batch.state.tree))
@@ -426,7 +443,7 @@ class SearchDriver:
             root_d=float(s["root_d"]), simulations=int(s["simulations"]),
             tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
             max_depth=int(s["max_depth"]), nn_evals=int(s["nn_evals"]),
-            cache_hits=int(s["cache_hits"]))
+            cache_hits=int(s["cache_hits"]), lost=s["lost"][slots].astype(bool))
 
     def view(self, progress: Progress | None = None,
              rows: list[int] | None = None) -> EngineView:
@@ -436,7 +453,8 @@ class SearchDriver:
         t0 = time.perf_counter()
         p = progress or self.progress()
         q = np.where(p.visits > 0, p.wl + self.config.draw_score * p.d, np.nan)
-        best = best_index(p.visits, q, self._prior, p.mates)
+        prior = self.search_prior(p)
+        best = best_index(p.visits, q, prior, p.mates)
         rows = [best] if rows is None else list(dict.fromkeys(rows))
         bucket = _rows_bucket(len(rows))
         padded = np.asarray((rows + [rows[0]] * bucket)[:bucket], np.int32)
@@ -460,7 +478,7 @@ class SearchDriver:
         result = SearchResult(
             board=self.board.copy(), moves=list(self.moves), visits=p.visits,
             q=q.astype(np.float32), wl=p.wl.astype(np.float32), d=p.d.astype(np.float32),
-            prior=self._prior.astype(np.float32), policy=self._policy.astype(np.float32),
+            prior=prior.astype(np.float32), policy=self._policy.astype(np.float32),
             pvs=pvs, best_index=best, root_visits=p.root_visits,
             root_q=p.root_wl + self.config.draw_score * p.root_d,
             root_wdl=np.array([w_root, p.root_d, 1 - w_root - p.root_d]),

@@ -290,7 +290,7 @@ class SearchJob:
                 break
             if (now - last_check) * 1000 >= INFO_CHECK_MS or stopped:
                 last_check = now
-                order = progress.order(driver.prior, config.draw_score)
+                order = progress.order(driver.search_prior(progress), config.draw_score)
                 best = int(order[0])
                 elapsed = self._elapsed_ms()
                 if (last_info is None or best != last_info_best
@@ -324,7 +324,7 @@ class SearchJob:
         eng = self.engine
         opts = eng.options
         progress = driver.progress()
-        rows = self._pv_rows(progress.order(driver.prior, config.draw_score))
+        rows = self._pv_rows(progress.order(driver.search_prior(progress), config.draw_score))
         view = driver.view(progress, rows)
         infos = self._infos(view, stats, first_batch, progress.nn_evals)
         self._send_infos(infos)
@@ -452,7 +452,7 @@ class SearchJob:
         stats.num_losing_edges = 0
         stats.may_resign = not bool(np.any(visited & (q > RESIGN_Q)))
         if len(p.visits):
-            visited_policy = float(self.driver.prior[visited].sum())
+            visited_policy = float(self.driver.search_prior(p)[visited].sum())
             fpu = root_fpu(config, p.root_wl + config.draw_score * p.root_d, visited_policy)
             q_all = np.where(visited, q, fpu)  # TODO(core): + moves-left utility
             max_n = int(p.visits.max())

@@ -1,0 +1,250 @@
+"""Compiled programs kept on disk (``zerochess.program_store``): a warm process loads them
+without tracing and computes the same; bad files fall back to compiling (logged, never a
+crash); another shape, static argument, environment or source never loads a stored
+program; and a searcher's programs come back from disk with identical results."""
+
+from __future__ import annotations
+
+import logging
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from zerochess import program_store
+from zerochess.chess.expander import Expander
+from zerochess.neural.toy import linear_model
+from zerochess.search import api
+from zerochess.search.api import Searcher
+from zerochess.search.config import SearchConfig
+from zerochess.search.programs import StateProgram
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A fresh store directory for the test; the programs held in memory are dropped
+    before and after (as in a new process)."""
+    directory = tmp_path / "programs"
+    monkeypatch.setattr(program_store, "DIRECTORY", str(directory))
+    program_store.clear()
+    yield directory
+    program_store.clear()
+
+
+def _delta(before: dict) -> dict:
+    return {k: program_store.STATS[k] - before.get(k, 0) for k in
+            ("traced", "compiled", "loaded", "stored", "rejected", "memory_only")}
+
+
+def _affine(x, y, scale):
+    return x * scale + sum(leaf.sum() for leaf in jax.tree.leaves(y))
+
+
+def _make(identity="test-affine-v1"):
+    return program_store.Program(_affine, static_argnums=(2,), identity=identity)
+
+
+def _files(directory):
+    return sorted(p.name for p in directory.glob("*" + program_store.SUFFIX))
+
+
+def test_warm_load_does_not_trace_and_computes_the_same(store):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    want = x * 3 + 3  # numpy reference
+    before = dict(program_store.STATS)
+    np.testing.assert_array_equal(_make()(x, y, 3), want)
+    assert _delta(before) == {"traced": 1, "compiled": 1, "loaded": 0, "stored": 1,
+                              "rejected": 0, "memory_only": 0}
+    assert len(_files(store)) == 1
+    program_store.clear()  # as a new process: nothing in memory
+    before = dict(program_store.STATS)
+    fresh = _make()  # a new object too
+    np.testing.assert_array_equal(fresh(x, y, 3), want)
+    np.testing.assert_array_equal(fresh(x + 1, y, 3), want + 3)  # values are data
+    assert _delta(before) == {"traced": 0, "compiled": 0, "loaded": 1, "stored": 0,
+                              "rejected": 0, "memory_only": 0}
+
+
+def test_other_shapes_statics_and_identities_are_other_programs(store):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    _make()(x, y, 3)
+    program_store.clear()
+    before = dict(program_store.STATS)
+    # another shape, dtype, static value, argument structure, identity: each compiles anew
+    np.testing.assert_array_equal(_make()(x[:4], y, 3), x[:4] * 3 + 3)
+    np.testing.assert_array_equal(_make()(x.astype(np.int32), y.astype(np.int32), 3),
+                                  x.astype(np.int32) * 3 + 3)
+    np.testing.assert_array_equal(_make()(x, y, 5), x * 5 + 3)
+    np.testing.assert_array_equal(_make()(x, (y, y), 3), x * 3 + 6)
+    np.testing.assert_array_equal(_make("test-affine-v2")(x, y, 3), x * 3 + 3)
+    assert _delta(before)["compiled"] == 5 and _delta(before)["loaded"] == 0
+    assert len(_files(store)) == 6
+
+
+def test_another_environment_or_source_never_loads(store, monkeypatch):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    _make()(x, y, 3)
+    program_store.clear()
+    real = program_store.environment_key()
+    monkeypatch.setattr(program_store, "environment_key", lambda: real.replace(
+        jax.__version__, jax.__version__ + ".other"))
+    before = dict(program_store.STATS)
+    np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    assert _delta(before)["loaded"] == 0 and _delta(before)["compiled"] == 1
+
+
+def test_source_digest_follows_every_file(tmp_path):
+    (tmp_path / "a.py").write_text("A = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("B = 2\n")
+    first = program_store._source_digest(tmp_path)
+    assert program_store._source_digest(tmp_path) == first
+    (tmp_path / "sub" / "b.py").write_text("B = 3\n")
+    assert program_store._source_digest(tmp_path) != first
+    assert "source" in program_store.environment_key()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "other_program"])
+def test_bad_files_are_logged_and_compiled_again(store, caplog, damage):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    _make()(x, y, 3)
+    [path] = (store / name for name in _files(store))
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        path.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00" * 64)
+    else:  # a valid file of another program (other shapes) under this program's name
+        _make()(x[:2], y, 3)
+        [other] = (store / name for name in _files(store) if name != path.name)
+        path.write_bytes(other.read_bytes())
+    program_store.clear()
+    before = dict(program_store.STATS)
+    with caplog.at_level(logging.WARNING, logger="zerochess.programs"):
+        got = _make()(x, y, 3)
+    np.testing.assert_array_equal(got, x * 3 + 3)
+    assert _delta(before)["rejected"] == 1 and _delta(before)["compiled"] == 1
+    assert any("compiling it again" in r.getMessage() and path.name in r.getMessage()
+               for r in caplog.records)
+    program_store.clear()  # the file was rewritten: it loads now
+    before = dict(program_store.STATS)
+    np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    assert _delta(before)["loaded"] == 1 and _delta(before)["rejected"] == 0
+
+
+def test_a_stored_program_that_fails_to_run_is_compiled_again(store, caplog, monkeypatch):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    _make()(x, y, 3)
+    program_store.clear()
+    calls = []
+    real_load = program_store.load
+
+    def broken_load(name, key, in_tree):
+        found = real_load(name, key, in_tree)
+
+        def fail(*args):
+            calls.append(args)
+            raise jax.errors.JaxRuntimeError("NOT_FOUND: Function fusion not found")
+
+        return None if found is None else (fail, found[1])
+
+    monkeypatch.setattr(program_store, "load", broken_load)
+    with caplog.at_level(logging.WARNING, logger="zerochess.programs"):
+        np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    assert len(calls) == 1
+    assert any("failed to run" in r.getMessage() for r in caplog.records)
+
+
+def test_unstable_statics_stay_in_memory(store):
+    def local(x, fn):
+        return fn(x)
+
+    before = dict(program_store.STATS)
+    p = program_store.Program(local, static_argnums=(1,))  # a test function: no identity
+    np.testing.assert_allclose(p(np.ones(2, np.float32), jnp.sin), np.sin(np.ones(2)), rtol=1e-6)
+    assert _delta(before)["memory_only"] == 1 and _files(store) == []
+    with pytest.raises(program_store.Unstable):
+        program_store.fingerprint(lambda x: x)  # not zerochess code
+    # zerochess functions: stable, and two different ones differ
+    a = program_store.fingerprint(linear_model(0).apply)
+    assert a == program_store.fingerprint(linear_model(1).apply)  # same code, params apart
+    assert a != program_store.fingerprint(api._prepare_state)
+
+
+def test_donation_and_state_programs_after_a_load(store):
+    def bump(state, k):
+        return {**state, "count": state["count"] + k}, state["count"].sum()
+
+    def run(program):
+        state = {"count": jnp.arange(4), "fixed": jnp.ones(3)}
+        state, total = program(state, jnp.int32(2))
+        state, total2 = program(state, jnp.int32(2))
+        return np.asarray(state["count"]), int(total), int(total2), np.asarray(state["fixed"])
+
+    cold = run(StateProgram(bump, identity="test-bump-v1"))
+    program_store.clear()
+    before = dict(program_store.STATS)
+    warm = run(StateProgram(bump, identity="test-bump-v1"))
+    assert _delta(before)["traced"] == 0 and _delta(before)["loaded"] == 1
+    want = (np.arange(4) + 4, 6, 14, np.ones(3))  # plain-Python reference
+    for got in (cold, warm):
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:3] == want[1:3]
+        np.testing.assert_array_equal(got[3], want[3])
+
+
+def test_store_off_keeps_programs_in_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(program_store, "DIRECTORY", "")
+    program_store.clear()
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    before = dict(program_store.STATS)
+    np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    assert _delta(before)["compiled"] == 1 and _delta(before)["stored"] == 0
+    assert program_store.store_dir() is None
+
+
+# --- a searcher's programs ------------------------------------------------------------------
+
+BOARDS = [chess.Board(), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")]
+
+
+def _search(leaves):
+    searcher = Searcher(linear_model(seed=2), max_nodes=17, leaves_per_step=leaves,
+                        expander=Expander(0))
+    return searcher.results(searcher.run(searcher.init(BOARDS, SearchConfig(n_scl=3),
+                                                       seed=4), 16))
+
+
+@pytest.mark.parametrize("leaves", [4, pytest.param(1, marks=pytest.mark.slow)])
+def test_a_searcher_reloads_its_programs_without_tracing(store, leaves):
+    """The programs of init, run and results come back from disk (no trace, no compile) in
+    a 'new process', with identical results."""
+    cold = _search(leaves)
+    program_store.clear()
+    jax.clear_caches()
+    before = dict(program_store.STATS)
+    warm = _search(leaves)
+    delta = _delta(before)
+    assert delta["traced"] == 0 and delta["compiled"] == 0 and delta["memory_only"] == 0
+    assert delta["loaded"] >= 5  # write_roots, select, prepare/evaluate, finish, summarize
+    for x, y in zip(cold, warm, strict=True):
+        assert x.moves == y.moves and list(x.visits) == list(y.visits)
+        np.testing.assert_array_equal(x.q, y.q)
+        np.testing.assert_array_equal(x.prior, y.prior)
+        assert x.pv == y.pv and x.best_move == y.best_move
+    assert api._select._cache_size() > 0
+
+
+def test_static_arguments_by_position_or_keyword(store):
+    """As with jax.jit, a static argument named in static_argnames may come by position
+    (the UCI driver passes ``_lines``'s length so)."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    p = program_store.Program(_affine, static_argnames="scale", identity="test-affine-kw")
+    np.testing.assert_array_equal(p(x, y, 3), x * 3 + 3)
+    np.testing.assert_array_equal(p(x, y, scale=4), x * 4 + 3)
+    q = program_store.Program(_affine, static_argnums=2, identity="test-affine-kw2")
+    np.testing.assert_array_equal(q(x, y, scale=5), x * 5 + 3)
