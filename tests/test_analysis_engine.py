@@ -50,6 +50,7 @@ from analysis_support import (
 
 SLOTS = 4
 NODES = 4097  # long searches are possible (partial reports, terminate, blockers)
+MATE2_VISITS = 1500  # enough for certainty propagation to prove the rooks' mate in two
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -198,6 +199,37 @@ def test_game_over_positions_and_mate_scores(engine):
     best = r["moveInfos"][0]
     assert best["move"] == "d8h4" and best["scoreMate"] == 1 and "scoreCp" not in best
     assert all("scoreCp" in m for m in r["moveInfos"][1:])
+
+
+def test_a_proven_deeper_mate_is_scored_as_mate(engine):
+    # two rooks: a quiet rook move, then mate on the back rank (no mate in one); certainty
+    # propagation proves it, and the score is lc0's "mate 2" with exact values
+    fen = "7k/8/8/8/8/8/R7/1R4K1 w - - 0 1"
+    qid = engine.submit(id="mate-in-2", initialFen=fen, moves=[], maxVisits=MATE2_VISITS)
+    [r] = engine.wait(qid, timeout=300)
+    best = r["moveInfos"][0]
+    board = chess.Board(fen)
+    board.push_uci(best["move"])
+    # every reply allows a mate in one (python-chess)
+    assert all(_mate_in_one_after(board, reply) for reply in list(board.legal_moves))
+    assert best["scoreMate"] == 2 and "scoreCp" not in best
+    assert best["winrate"] == 1 and best["drawrate"] == 0
+
+
+def _mate_in_one_after(board: chess.Board, reply: chess.Move) -> bool:
+    board.push(reply)
+    try:
+        return any(_is_mate_after(board, m) for m in list(board.legal_moves))
+    finally:
+        board.pop()
+
+
+def _is_mate_after(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()
 
 
 def test_unknown_field_warns_and_runs(engine):

@@ -12,14 +12,13 @@ import functools
 import chess
 import numpy as np
 import pytest
-from tree_walk import network_evaluate, tree_arrays, walk_paths
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
-from zerochess.search.selection import contempt_uniform
 
 from gather_reference import ReferenceSearch, walk
 
@@ -96,7 +95,7 @@ def _device_nodes(state, b: int, board: chess.Board) -> dict[tuple[str, ...], tu
 def _reference(board, cfg, leaves, seed, index) -> ReferenceSearch:
     key = tree_key(seed, index)
     return ReferenceSearch(board, cfg, functools.partial(network_evaluate, MODEL),
-                           lambda draw, depth: float(contempt_uniform(key, draw, depth)),
+                           lambda draw, depth: contempt_uniform(key, draw, depth),
                            leaves)
 
 

@@ -10,13 +10,12 @@ import random
 import chess
 import numpy as np
 import pytest
-from tree_walk import network_evaluate, tree_arrays, walk_paths
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
-from zerochess.search.selection import contempt_uniform
 
 from gather_reference import ReferenceSearch, collision_limit, walk
 
@@ -47,7 +46,7 @@ def _reference(board: chess.Board, cfg: SearchConfig, leaves: int, seed: int, in
                max_nodes: int | None = None) -> ReferenceSearch:
     key = tree_key(seed, index)
     return ReferenceSearch(board, cfg, functools.partial(network_evaluate, MODEL),
-                           lambda draw, depth: float(contempt_uniform(key, draw, depth)),
+                           lambda draw, depth: contempt_uniform(key, draw, depth),
                            leaves, max_nodes)
 
 

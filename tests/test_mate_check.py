@@ -14,7 +14,7 @@ import chess
 import numpy as np
 import pytest
 from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes
-from tree_walk import network_evaluate
+from tree_walk import contempt_uniform, network_evaluate
 
 from zerochess.bench.puzzles import forces_mate, load_puzzles
 from zerochess.chess import state as chess_state
@@ -25,7 +25,6 @@ from zerochess.neural import load_model
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.selection import contempt_uniform
 
 from gather_reference import ReferenceSearch, walk
 

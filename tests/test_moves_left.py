@@ -14,13 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tree_walk import network_evaluate, tree_arrays, walk_paths
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
-from zerochess.search.selection import contempt_uniform, moves_left_utility
+from zerochess.search.selection import moves_left_utility
 
 from gather_reference import ReferenceSearch, m_utility, walk
 
@@ -57,7 +57,7 @@ def _searcher(model_name: str, leaves: int) -> Searcher:
 def _reference(board, cfg, leaves, seed, index, model, moves_left) -> ReferenceSearch:
     key = tree_key(seed, index)
     return ReferenceSearch(board, cfg, functools.partial(network_evaluate, model, moves_left=True),
-                           lambda draw, depth: float(contempt_uniform(key, draw, depth)),
+                           lambda draw, depth: contempt_uniform(key, draw, depth),
                            leaves, moves_left=moves_left)
 
 

@@ -6,6 +6,7 @@ program; and a searcher's programs come back from disk with identical results.""
 from __future__ import annotations
 
 import logging
+import os
 
 import chess
 import jax
@@ -248,3 +249,22 @@ def test_static_arguments_by_position_or_keyword(store):
     np.testing.assert_array_equal(p(x, y, scale=4), x * 4 + 3)
     q = program_store.Program(_affine, static_argnums=2, identity="test-affine-kw2")
     np.testing.assert_array_equal(q(x, y, scale=5), x * 5 + 3)
+
+
+def test_the_store_is_kept_to_its_cap_least_recently_used_first(store, monkeypatch):
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    _make()(x, y, 2)
+    (first,) = (store / name for name in _files(store))
+    _make()(x, y, 3)  # another static: another file
+    (second,) = (store / name for name in _files(store) if name != first.name)
+    size = max(first.stat().st_size, second.stat().st_size)  # the three files differ by bytes
+    os.utime(first, (1_000, 1_000))  # older than the other...
+    os.utime(second, (2_000, 2_000))
+    program_store.clear()
+    _make()(x, y, 2)  # ...but loading the first makes it the most recently used
+    assert first.stat().st_mtime > 2_000
+    monkeypatch.setattr(program_store, "MAX_BYTES", int(2.5 * size))  # two files, not three
+    _make()(x, y, 4)  # a third file: over the cap, so the least recently used goes
+    assert first.exists() and not second.exists()
+    assert len(_files(store)) == 2
+    assert program_store.prune(store, 0) == 2 and _files(store) == []

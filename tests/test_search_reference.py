@@ -14,13 +14,12 @@ import random
 import chess
 import numpy as np
 import pytest
-from tree_walk import network_evaluate
+from tree_walk import contempt_uniform, network_evaluate
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
-from zerochess.search.selection import contempt_uniform
 
 SIMS = 40
 MODEL = linear_model(seed=3)
@@ -90,7 +89,7 @@ def _simulate(node: RefNode, cfg: SearchConfig, key, sim: int, n_scl: float) -> 
         if node.depth % 2 == 1 and node.frozen is None and children_visits >= n_scl:
             node.frozen = {i: c.n for i, c in node.children.items() if c.n > 0}
         if node.depth % 2 == 1 and node.frozen is not None:
-            u = float(contempt_uniform(key, sim, node.depth))
+            u = contempt_uniform(key, sim, node.depth)
             slots = sorted(node.frozen)
             total, acc, pick = sum(node.frozen.values()), 0, slots[-1]
             for s in slots:

@@ -13,8 +13,42 @@ import numpy as np
 
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import index_to_move, move_to_index
+from zerochess.search.selection import contempt_uniform as _contempt_uniform
 
 Path = tuple[str, ...]
+
+
+# The network's raw outputs by (model, the game's start, its moves): the references of
+# several tests and parameters walk the same positions with the same model. The key
+# determines the whole network input (the position, its history and repetitions); the
+# model is kept alive with its entries so that its id is never reused.
+_OUTPUTS: dict[tuple, tuple] = {}
+_MODELS: dict[int, tuple[Any, Any]] = {}
+
+
+def _raw_outputs(model: Any, board: chess.Board) -> tuple:
+    """(policy logits [1858], WDL logits [3], moves left or None) of ``board``, float64."""
+    key = (id(model), board.root().fen(), tuple(board.move_stack))
+    out = _OUTPUTS.get(key)
+    if out is None:
+        if id(model) not in _MODELS:  # one jitted apply per model (op-by-op is ~10x slower)
+            _MODELS[id(model)] = (model, jax.jit(model.apply))
+        apply = _MODELS[id(model)][1]
+        res = jax.device_get(apply(model.params, np.asarray(encode_board(board))[None]))
+        out = (np.asarray(res.policy_logits[0], np.float64),
+               np.asarray(res.wdl_logits[0], np.float64),
+               None if res.moves_left is None else float(res.moves_left[0]))
+        _OUTPUTS[key] = out
+    return out
+
+
+_CONTEMPT_UNIFORM = jax.jit(_contempt_uniform)  # one compile: the arguments are data
+
+
+def contempt_uniform(key: Any, simulation: int, depth: int) -> float:
+    """``selection.contempt_uniform`` (the search's own draw, which the references replay),
+    jitted: called once per frozen node visited, op-by-op dispatch would dominate."""
+    return float(_CONTEMPT_UNIFORM(key, simulation, depth))
 
 
 def network_evaluate(model: Any, board: chess.Board, temperature: float,
@@ -22,16 +56,14 @@ def network_evaluate(model: Any, board: chess.Board, temperature: float,
     """(legal moves, priors at ``temperature`` in float64, WDL) of ``board`` from
     ``model``, plus the network's moves left when ``moves_left`` and the model has that
     head: the ``evaluate`` callable of the references."""
-    out = model(np.asarray(encode_board(board))[None])
-    logits = np.asarray(out.policy_logits[0], np.float64)
+    logits, w, m = _raw_outputs(model, board)
     moves = list(board.legal_moves)
     legal = np.array([logits[move_to_index(board, m)] for m in moves])
     z = (legal - legal.max()) / temperature
-    w = np.asarray(out.wdl_logits[0], np.float64)
     wdl = np.exp(w - w.max()) / np.exp(w - w.max()).sum()
     priors = np.exp(z) / np.exp(z).sum()
-    if moves_left and out.moves_left is not None:
-        return moves, priors, wdl, float(out.moves_left[0])
+    if moves_left and m is not None:
+        return moves, priors, wdl, m
     return moves, priors, wdl
 
 

@@ -26,7 +26,9 @@ kept in memory only, as ``jax.jit`` would.
 Where: ``zerochess-programs/`` in jax's compilation cache directory
 (``zerochess.compile_cache``: ``$ZEROCHESS_JAX_CACHE``, else ``~/.cache/zerochess/jax``);
 no such directory (``ZEROCHESS_JAX_CACHE=""``): memory only. ``jax.clear_caches()`` also
-drops the programs held in memory.
+drops the programs held in memory. Every change of zerochess's sources or of the
+environment makes new files, so the directory is kept to ``MAX_BYTES`` (least recently
+used files removed first: a load refreshes a file's time) each time a program is stored.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ SUBDIR = "zerochess-programs"
 MAGIC = b"ZCPROGRAM1\n"  # file format version: a change makes old files unreadable (stale)
 SUFFIX = ".zxp"
 LOAD_MESSAGE = "Loading compiled program"  # the log line of a program loaded from disk
+MAX_BYTES = 1 << 30  # the store's size cap (a process's programs take 20-100 MB)
 
 # What happened in this process (tests and start-up profiles read it): "traced" counts
 # traces of stored programs' functions, "loaded" programs read from disk, "compiled"
@@ -268,11 +271,33 @@ def save(name: str, key: str, compiled: Any, extra: dict | None = None) -> bool:
             Path(tmp).unlink(missing_ok=True)
             raise
         STATS["stored"] += 1
+        prune(directory, MAX_BYTES)
         return True
     except Exception as err:  # noqa: BLE001 - a program that cannot be stored still runs
         LOG.debug("zerochess: program %s not stored on disk (%s: %s)", name,
                   type(err).__name__, err)
         return False
+
+
+def prune(directory: Path, max_bytes: int) -> int:
+    """Remove the least recently used program files of ``directory`` until the rest take
+    at most ``max_bytes``; returns the number removed (files another process removes
+    meanwhile are skipped)."""
+    files = []
+    for path in directory.glob(f"*{SUFFIX}"):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            files.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in files)
+    removed = 0
+    for _, size, path in sorted(files, key=lambda f: (f[0], f[2].name)):
+        if total <= max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+        total -= size
+    return removed
 
 
 def load(name: str, key: str, in_tree: Any) -> tuple[Any, dict] | None:
@@ -314,6 +339,8 @@ def load(name: str, key: str, in_tree: Any) -> tuple[Any, dict] | None:
                     "compiling it again", path, type(err).__name__, err)
         return None
     STATS["loaded"] += 1
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used: pruned last
     LOG.log(logging.WARNING if jax.config.jax_log_compiles else logging.DEBUG,
             "%s %s from %s", LOAD_MESSAGE, name, path)
     return compiled, extra
@@ -568,6 +595,6 @@ def program(fn: Callable | None = None, **options: Any) -> Any:
     return Program(fn, **options)
 
 
-__all__ = ["LOAD_MESSAGE", "STATS", "Program", "Unstable", "acquire", "aval_key", "clear",
-           "environment_key", "fingerprint", "load", "program", "program_key", "save",
-           "store_dir"]
+__all__ = ["LOAD_MESSAGE", "MAX_BYTES", "STATS", "Program", "Unstable", "acquire", "aval_key",
+           "clear", "environment_key", "fingerprint", "load", "program", "program_key", "prune",
+           "save", "store_dir"]

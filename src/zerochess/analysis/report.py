@@ -89,13 +89,16 @@ def analysis_response(job: Job, result: SearchResult, pv_visits: np.ndarray, dur
     for order, i in enumerate(ranked):
         visits = int(result.visits[i])
         wl, d = float(result.wl[i]), float(result.d[i])
+        proven = result.proven(i)
+        if proven is not None:  # a proven result's value is exact (lc0's terminal edges)
+            wl, d = float(proven), 1.0 - abs(proven)
         w = (1.0 + wl - d) / 2.0
         info: dict[str, Any] = {"move": result.moves[i].uci(), "order": order, "visits": visits}
         info.update(_values(w, d, draw_score, flip))
-        if result.mates[i]:  # this move mates: proven, mate in one move
-            # TODO(core): bound / mate_plies for every proven move (issue 11).
+        mate = result.mate(i)  # a proven win or loss (a mate, or certainty propagation)
+        if mate is not None:
             del info["scoreCp"]
-            info["scoreMate"] = -1 if flip else 1
+            info["scoreMate"] = -mate if flip else mate
         lcb = winrate_lcb(w, visits, lcb_stdevs)
         radius = w - lcb
         info["lcb"] = _num(max(0.0, 1.0 - w - d) + radius if flip else lcb)

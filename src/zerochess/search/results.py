@@ -17,13 +17,13 @@ from zerochess.chess.rules import GameStatus
 from zerochess.program_store import program
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
-from zerochess.search.tree import Tree, node_edges
+from zerochess.search.tree import Tree, node_edges, proven_lost
 from zerochess.validation import as_count, as_real
 
 PV_LENGTH = 16
 
 
-def _best_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Array:
+def best_child_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Array:
     """lc0's best child slot of ``node`` of one tree (-1 where no child was visited):
     ``GetBestChildNoTemperature``.
 
@@ -68,7 +68,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
             # a scan, not a Python loop: traced once (the trace is paid in every process)
             ok = node >= 0
             safe_node = jnp.maximum(node, 0)
-            slot = jnp.where(ok, _best_slot(tree, safe_node, draw_score), -1)
+            slot = jnp.where(ok, best_child_slot(tree, safe_node, draw_score), -1)
             edges = node_edges(tree, safe_node)
             move = jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1)
             return jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1), move
@@ -78,8 +78,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
     return dict(
         moves=root.move,  # [K]
         # a move proven to lose shows prior 0, as lc0 clears it (``selection.child_stats``)
-        prior=jnp.where(exists & (tree.visits[safe] > 0) & (tree.upper[safe] == -1), 0.0,
-                        tree.root_prior),  # [K]
+        prior=jnp.where(proven_lost(tree, root.child), 0.0, tree.root_prior),  # [K]
         visits=jnp.where(exists, tree.visits[safe], 0),  # [K]
         in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
         wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
@@ -94,7 +93,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
         root_plies=tree.plies[0],
         child_raw_wdl=jnp.where(exists[:, None], tree.raw_wdl[safe], jnp.nan),  # [K, 3]
         pv=jax.vmap(line)(root.child),  # [K, PV_LENGTH]
-        best_slot=_best_slot(tree, jnp.int32(0), draw_score),
+        best_slot=best_child_slot(tree, jnp.int32(0), draw_score),
         num_legal=tree.num_legal[0],
         root_visits=tree.visits[0],
         root_wl=tree.wl_sum[0] / jnp.maximum(tree.visits[0], 1),
@@ -160,6 +159,18 @@ class TemperatureSchedule:
                 temperature *= left / self.decay_moves
             temperature = max(temperature, self.endgame_temperature)
         return temperature
+
+
+def move_order(visits: np.ndarray, q: np.ndarray, prior: np.ndarray, win: np.ndarray,
+               loss: np.ndarray, plies: np.ndarray) -> np.ndarray:
+    """Root move indices best first, as lc0 ranks them (host twin of ``best_child_slot``):
+    proven wins (``win``, fewest ``plies`` first), then most visits, higher Q (NaN:
+    unvisited, last), higher prior; proven losses (``loss``) last, the longest first.
+    All arrays [M]."""
+    qq = np.where(np.isnan(q), -np.inf, q)
+    rank = np.where(win, 0, np.where(loss, 2, 1))
+    tie = np.where(win, plies, np.where(loss, -plies, 0))
+    return np.lexsort((-prior, -qq, -visits, tie, rank))
 
 
 @dataclasses.dataclass
@@ -243,7 +254,11 @@ class SearchResult:
     def proven(self, index: int) -> int | None:
         """The proven result of ``moves[index]`` for the root side to move (+1 win, 0
         draw, -1 loss; certainty propagation), None if not proven."""
-        if len(self.bounds) == 0 or self.visits[index] == 0:
+        if self.visits[index] == 0:
+            return None
+        if len(self.mates) == len(self.moves) and self.mates[index]:
+            return 1  # the move mates
+        if len(self.bounds) == 0:
             return None
         lower, upper = (int(x) for x in self.bounds[index])
         return lower if lower == upper else None
@@ -255,7 +270,8 @@ class SearchResult:
         result = self.proven(index)
         if result is None or result == 0:
             return None
-        return mate_in_moves(float(self.plies[index]), float(result))
+        plies = float(self.plies[index]) if len(self.plies) else 0.0
+        return mate_in_moves(plies, float(result))
 
     def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> Score:
         """The score lc0 prints for ``moves[index]`` (default: the best move): ``mate``
@@ -323,16 +339,13 @@ class SearchResult:
     def order(self) -> np.ndarray:
         """Move indices best first (lc0): proven wins (shortest first), then visits, Q,
         prior; proven losses last (longest first)."""
-        q = np.where(np.isnan(self.q), -np.inf, self.q)
         m = len(self.moves)
         proven = [self.proven(i) for i in range(m)] if len(self.bounds) else [None] * m
         mates = self.mates.astype(bool) if len(self.mates) == m else np.zeros(m, bool)
-        win = np.array([p == 1 for p in proven], bool).reshape(m) | mates
-        loss = np.array([p == -1 for p in proven], bool).reshape(m)
-        rank = np.where(win, 0, np.where(loss, 2, 1))
-        plies = self.plies if len(self.plies) else np.zeros(m, np.int64)
-        tie = np.where(win, plies, np.where(loss, -plies, 0))
-        return np.lexsort((-self.prior, -q, -self.visits, tie, rank))
+        return move_order(self.visits, self.q, self.prior,
+                          np.array([p == 1 for p in proven], bool).reshape(m) | mates,
+                          np.array([p == -1 for p in proven], bool).reshape(m),
+                          self.plies if len(self.plies) else np.zeros(m, np.int64))
 
     def choose_move(self, temperature: float, rng: np.random.Generator,
                     visit_offset: float = 0.0, value_cutoff: float = 100.0) -> chess.Move:
@@ -434,4 +447,5 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
     return results
 
 
-__all__ = ["SearchResult", "TemperatureSchedule", "decode_line", "read_results", "summarize"]
+__all__ = ["SearchResult", "TemperatureSchedule", "best_child_slot", "decode_line", "move_order",
+           "read_results", "summarize"]

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from zerochess.search.move_filter import excluded_edges
-from zerochess.search.tree import NodeEdges, Tree, node_edges
+from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
 
 if TYPE_CHECKING:  # config imports this module for the rule names
     from zerochess.search.config import SearchParams
@@ -90,7 +90,7 @@ def child_stats(tree: Tree, node: chex.Array, edges: NodeEdges) -> ChildStats:
     safe = jnp.maximum(children, 0)
     exists = children >= 0
     visits = jnp.where(exists, tree.visits[safe], 0)
-    lost = (visits > 0) & (tree.upper[safe] == -1)  # an unvisited node's bounds are unset
+    lost = proven_lost(tree, children)
     started = visits + jnp.where(exists, tree.in_flight[safe], 0)
     n = jnp.maximum(visits, 1).astype(jnp.float32)
     return ChildStats(

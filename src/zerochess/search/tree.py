@@ -285,3 +285,11 @@ def proven_value(lower: chex.Array) -> tuple[chex.Array, chex.Array]:
     """(W-L, D) of a proven node (``lower == upper``), mover-into-node perspective."""
     wl = lower.astype(jnp.float32)
     return wl, 1.0 - jnp.abs(wl)
+
+
+def proven_lost(tree: Tree, children: chex.Array) -> chex.Array:
+    """Children (node indices, -1: none; any shape) proven lost for the player who moves
+    into them: visited, upper bound -1. lc0's ``MakeTerminal`` clears such an edge's P, so
+    the search gives them prior 0 (an unvisited node's bounds are not yet set)."""
+    safe = jnp.maximum(children, 0)
+    return (children >= 0) & (tree.visits[safe] > 0) & (tree.upper[safe] == -1)

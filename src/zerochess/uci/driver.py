@@ -41,8 +41,8 @@ from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import network_buckets
 from zerochess.search.move_filter import MoveFilter
-from zerochess.search.results import SearchResult, decode_line
-from zerochess.search.tree import K, NodeEdges, Tree, node_edges
+from zerochess.search.results import SearchResult, best_child_slot, decode_line, move_order
+from zerochess.search.tree import K, NodeEdges, Tree, node_edges, proven_lost
 from zerochess.uci.options import MAX_CACHE_ENTRIES
 
 PV_LENGTH = 24  # plies of each root move's continuation read for the PV
@@ -69,6 +69,23 @@ class Progress:
     nn_evals: int = 0  # positions the network evaluated in this tree's search
     cache_hits: int = 0  # positions the evaluation cache answered (NNCacheSize > 0)
     lost: np.ndarray | None = None  # bool [M]: the move is proven to lose (its P is cleared)
+    bounds: np.ndarray | None = None  # int8 [M, 2]: (lower, upper) of each move, root side
+    plies: np.ndarray | None = None  # int [M]: plies to the game's end of a proven move
+
+    @property
+    def won(self) -> np.ndarray:
+        """bool [M]: the move is proven to win for the root side (a mate, or certainty
+        propagation)."""
+        if self.bounds is None:
+            return self.mates.astype(bool)
+        return self.mates.astype(bool) | ((self.visits > 0) & (self.bounds[:, 0] == 1))
+
+    @property
+    def proven_lost(self) -> np.ndarray:
+        """bool [M]: the move is proven to lose for the root side."""
+        if self.lost is None:
+            return np.zeros(len(self.visits), bool)
+        return self.lost.astype(bool)
 
     @property
     def average_depth(self) -> int:
@@ -76,7 +93,9 @@ class Progress:
 
     def order(self, prior: np.ndarray, draw_score: float) -> np.ndarray:
         q = np.where(self.visits > 0, self.wl + draw_score * self.d, np.nan)
-        return root_order(self.visits, q, prior, self.mates)
+        return move_order(self.visits, q, prior, self.won, self.proven_lost,
+                          np.zeros(len(self.visits), np.int64) if self.plies is None
+                          else self.plies)
 
 
 @dataclasses.dataclass
@@ -99,35 +118,28 @@ def _edges(tree: Tree, nodes: jax.Array) -> NodeEdges:
     return jax.vmap(lambda n: node_edges(tree, n))(nodes)
 
 
-def _child_stats(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> dict[str, jax.Array]:
-    """Children of ``nodes`` [R] of one tree (no batch axis): [R, K] arrays."""
+def _child_stats(tree: Tree, nodes: jax.Array) -> dict[str, jax.Array]:
+    """Children of ``nodes`` [R] of one tree (no batch axis): [R, K] arrays. Bounds are
+    the mover-into-child's (the root side's for the root's children); (-1, 1) unvisited."""
     children = _edges(tree, nodes).child
     safe = jnp.maximum(children, 0)
     exists = children >= 0
     visits = jnp.where(exists, tree.visits[safe], 0)
-    return dict(children=children, safe=safe, exists=exists, visits=visits,
+    visited = exists & (visits > 0)
+    return dict(visits=visits,
                 wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),
                 d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),
-                mate=exists & (tree.status[safe] == GameStatus.CHECKMATE) & (visits > 0),
-                lost=exists & (tree.upper[safe] == -1) & (visits > 0))
+                mate=visited & (tree.status[safe] == GameStatus.CHECKMATE),
+                lost=proven_lost(tree, children),
+                lower=jnp.where(visited, tree.lower[safe], -1),
+                upper=jnp.where(visited, tree.upper[safe], 1),
+                plies=jnp.where(exists, tree.plies[safe], 0))
 
 
 def _best_slot(tree: Tree, nodes: jax.Array, draw_score: jax.Array) -> jax.Array:
-    """lc0's best child slot of each of ``nodes`` [R] (-1: no visited child).
-
-    lc0 GetBestChildrenNoTemperature: a mating move first, then most visits, higher Q
-    (draw score with the chooser's sign), higher prior.
-    """
-    c = _child_stats(tree, nodes, draw_score)
-    sign = jnp.where(tree.depth[nodes] % 2 == 0, 1.0, -1.0)[:, None]
-    n = jnp.maximum(c["visits"], 1).astype(jnp.float32)
-    q = (c["wl_sum"] + sign * draw_score * c["d_sum"]) / n
-    prior = _edges(tree, nodes).prior
-    cand = jnp.where(c["mate"].any(-1, keepdims=True), c["mate"], c["visits"] > 0)
-    for key in (c["visits"].astype(jnp.float32), q, prior):
-        best = jnp.max(jnp.where(cand, key, -jnp.inf), -1, keepdims=True)
-        cand &= key == best
-    return jnp.where(cand.any(-1), jnp.argmax(cand, -1), -1).astype(jnp.int32)
+    """lc0's best child slot of each of ``nodes`` [R] (-1: no visited child):
+    ``results.best_child_slot`` (proven wins, visits, Q, prior; proven losses last)."""
+    return jax.vmap(best_child_slot, in_axes=(None, 0, None))(tree, nodes, draw_score)
 
 
 def _policy_logits_of(apply_fn, params, planes):
@@ -142,12 +154,13 @@ def _progress(tree: Tree) -> dict[str, jax.Array]:
     """Root counters of tree 0 (cost O(K) plus one O(N) depth reduction)."""
     t = jax.tree.map(lambda a: a[0], tree)
     root = jnp.zeros((1,), jnp.int32)
-    c = _child_stats(t, root, jnp.float32(0.0))
+    c = _child_stats(t, root)
     used = jnp.arange(t.depth.shape[0]) < t.node_count
     depth = jnp.where(used, t.depth.astype(jnp.int32), 0)
     n_root = jnp.maximum(t.visits[0], 1)
     return dict(visits=c["visits"][0], wl_sum=c["wl_sum"][0], d_sum=c["d_sum"][0],
-                mate=c["mate"][0], lost=c["lost"][0], num_legal=t.num_legal[0],
+                mate=c["mate"][0], lost=c["lost"][0], lower=c["lower"][0],
+                upper=c["upper"][0], plies=c["plies"][0], num_legal=t.num_legal[0],
                 root_visits=t.visits[0],
                 root_wl=-t.wl_sum[0] / n_root, root_d=t.d_sum[0] / n_root,
                 simulations=t.simulations, node_count=t.node_count,
@@ -443,7 +456,9 @@ class SearchDriver:
             root_d=float(s["root_d"]), simulations=int(s["simulations"]),
             tree_nodes=int(s["node_count"]), depth_sum=int(s["depth_sum"]),
             max_depth=int(s["max_depth"]), nn_evals=int(s["nn_evals"]),
-            cache_hits=int(s["cache_hits"]), lost=s["lost"][slots].astype(bool))
+            cache_hits=int(s["cache_hits"]), lost=s["lost"][slots].astype(bool),
+            bounds=np.stack([s["lower"][slots], s["upper"][slots]], -1).astype(np.int8),
+            plies=s["plies"][slots].astype(np.int64))
 
     def view(self, progress: Progress | None = None,
              rows: list[int] | None = None) -> EngineView:
@@ -454,7 +469,8 @@ class SearchDriver:
         p = progress or self.progress()
         q = np.where(p.visits > 0, p.wl + self.config.draw_score * p.d, np.nan)
         prior = self.search_prior(p)
-        best = best_index(p.visits, q, prior, p.mates)
+        order = p.order(prior, self.config.draw_score)
+        best = int(order[0]) if len(order) else 0
         rows = [best] if rows is None else list(dict.fromkeys(rows))
         bucket = _rows_bucket(len(rows))
         padded = np.asarray((rows + [rows[0]] * bucket)[:bucket], np.int32)
@@ -483,7 +499,9 @@ class SearchDriver:
             root_q=p.root_wl + self.config.draw_score * p.root_d,
             root_wdl=np.array([w_root, p.root_d, 1 - w_root - p.root_d]),
             raw_wdl=lines["root_raw_wdl"].astype(np.float64), nodes_used=p.tree_nodes,
-            dropped_simulations=0, mates=p.mates)
+            dropped_simulations=0, mates=p.mates,
+            bounds=np.tile(np.array([-1, 1], np.int8), (m, 1)) if p.bounds is None else p.bounds,
+            plies=np.zeros(m, np.int64) if p.plies is None else p.plies)
         self.ms_per_view = 0.7 * self.ms_per_view + 0.3 * (time.perf_counter() - t0) * 1000
         return EngineView(result=result, v=v, in_flight=np.zeros(m, np.int64),
                           m=np.full(m, np.nan), nn_index=self._nn_index.copy(),
@@ -491,17 +509,4 @@ class SearchDriver:
                           tree_nodes=p.tree_nodes)
 
 
-def root_order(visits: np.ndarray, q: np.ndarray, prior: np.ndarray,
-               mates: np.ndarray) -> np.ndarray:
-    """Root moves best first: a mate, then visits, Q (NaN = unvisited), prior (lc0's
-    GetBestChildrenNoTemperature; the rule of ``SearchResult.order``)."""
-    qq = np.where(np.isnan(q), -np.inf, q)
-    return np.lexsort((-prior, -qq, -visits, ~mates))
-
-
-def best_index(visits: np.ndarray, q: np.ndarray, prior: np.ndarray, mates: np.ndarray) -> int:
-    order = root_order(visits, q, prior, mates)
-    return int(order[0]) if len(order) else 0
-
-
-__all__ = ["EngineView", "Progress", "SearchDriver", "best_index", "root_order"]
+__all__ = ["EngineView", "Progress", "SearchDriver"]

@@ -445,11 +445,14 @@ class SearchJob:
             edge_n=[int(x) for x in p.visits], tree_nodes=p.tree_nodes)
         visited = p.visits > 0
         q = np.where(visited, p.wl + config.draw_score * p.d, 0.0)
-        # TODO(core): proven bounds (issue 11): losing edges, deeper mates, draws.
-        stats.win_found = bool(np.any(p.mates))
+        # lc0: a root edge proven won (terminal, WL > 0) is a win found, mate in round(M)/2 + 1
+        # moves (M: the child's plies to the game's end); one proven lost counts as losing
+        won = p.won
+        stats.win_found = bool(np.any(won))
         if stats.win_found:
-            stats.mate_depth = 1
-        stats.num_losing_edges = 0
+            plies = np.zeros(len(won), np.int64) if p.plies is None else p.plies
+            stats.mate_depth = int(plies[won].min()) // 2 + 1
+        stats.num_losing_edges = int(np.sum(p.proven_lost))
         stats.may_resign = not bool(np.any(visited & (q > RESIGN_Q)))
         if len(p.visits):
             visited_policy = float(self.driver.search_prior(p)[visited].sum())

@@ -17,7 +17,8 @@ import chess
 import numpy as np
 
 from zerochess.search.config import SearchConfig
-from zerochess.search.scores import centipawns, mate_in_moves, wdl_permille
+from zerochess.search.results import SearchResult
+from zerochess.search.scores import centipawns, wdl_permille
 from zerochess.uci.driver import EngineView
 
 
@@ -112,10 +113,13 @@ def thinking_infos(view: EngineView, *, time_ms: int, nodes: int, nps: int, eps:
         visited = res.visits[i] > 0
         wl = float(res.wl[i]) if visited else default_wl
         d = float(res.d[i]) if visited else default_d
+        proven = res.proven(i)
+        if proven is not None:  # lc0 shows a terminal edge's exact value
+            wl, d = float(proven), 1.0 - abs(proven)
         q = wl + draw_score * d
-        if visited and bool(res.mates[i]):
-            # TODO(core): proven results (bounds, mate_plies) give mates deeper than one.
-            info.mate = mate_in_moves(0.0, wl)
+        mate = res.mate(i)
+        if mate is not None:
+            info.mate = mate
         else:
             info.score_cp = centipawns(wl, d, q, score_type, has_wdl)
         info.wdl = wdl_permille(wl, d)
@@ -195,6 +199,16 @@ def _tail(v: float | None, tag: str) -> str:
     return text + (f"({tag}) " if tag else "")
 
 
+def _bound_tag(res: SearchResult, i: int) -> str:
+    """lc0's tag of a root edge: T proven, W can't lose, L can't win (root side)."""
+    if bool(res.mates[i]) or res.proven(i) is not None:
+        return "T"
+    if len(res.bounds) == 0:
+        return ""
+    lower, upper = (int(x) for x in res.bounds[i])
+    return "W" if lower == 0 else "L" if upper == 0 else ""
+
+
 def verbose_move_stats(view: EngineView, config: SearchConfig) -> list[str]:
     """lc0's VerboseMoveStats: one line per root move, ascending by (N, Q + U) so the
     best is last, then the ``node`` line (edge count, visited policy, no U/S)."""
@@ -219,8 +233,7 @@ def verbose_move_stats(view: EngineView, config: SearchConfig) -> list[str]:
         else:
             text += _stats(None, 0.0, 0.0, fpu)
         text += f"(U: {u[i]:>6.5f}) (S: {q[i] + u[i] + m_util:>8.5f}) "
-        # TODO(core): proven bounds give the (T)/(W)/(L) tags; today only mates are known.
-        tag = "T" if visited[i] and bool(res.mates[i]) else ""
+        tag = _bound_tag(res, i) if visited[i] else ""
         text += _tail(float(view.v[i]) if visited[i] else None, tag)
         lines.append(text)
     w, d, loss = (float(x) for x in res.root_wdl)
