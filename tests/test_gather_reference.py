@@ -79,7 +79,7 @@ def test_collision_limit_follows_lc0_scaling():
 
 
 @pytest.mark.parametrize("leaves,cfg", [
-    (4, SearchConfig()),
+    pytest.param(4, SearchConfig(), marks=pytest.mark.slow),  # L8-collisions: PUCT at L > 1
     (8, SearchConfig(max_collision_visits_scaling_start=1, max_collision_visits_scaling_end=60,
                      max_collision_visits=6)),
     (8, SearchConfig(n_scl=3, cpuct=2.5, fpu_value=0.2, draw_score=0.3)),

@@ -153,7 +153,8 @@ def searcher():
 # the single-leaf reference has no bounds (gather_reference has: test_certainty)
 @pytest.mark.parametrize("cfg", [
     SearchConfig(certainty_propagation=False),
-    SearchConfig(n_scl=3, certainty_propagation=False),
+    # contempt6-absfpu covers search-contempt in the default run
+    pytest.param(SearchConfig(n_scl=3, certainty_propagation=False), marks=pytest.mark.slow),
     SearchConfig(cpuct=2.5, fpu_value=0.2, draw_score=0.3, policy_temperature=1.0,
                  certainty_propagation=False),
     SearchConfig(fpu_absolute=True, fpu_value=-1.0, n_scl=6, certainty_propagation=False),
