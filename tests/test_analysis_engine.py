@@ -25,6 +25,7 @@ import chess.polyglot
 import jax
 import numpy as np
 import pytest
+from test_certainty import is_mated_within
 
 import zerochess
 from zerochess.analysis import AnalysisError, Client
@@ -210,26 +211,9 @@ def test_a_proven_deeper_mate_is_scored_as_mate(engine):
     best = r["moveInfos"][0]
     board = chess.Board(fen)
     board.push_uci(best["move"])
-    # every reply allows a mate in one (python-chess)
-    assert all(_mate_in_one_after(board, reply) for reply in list(board.legal_moves))
+    assert is_mated_within(board, 1)  # every reply is mated at once (python-chess)
     assert best["scoreMate"] == 2 and "scoreCp" not in best
     assert best["winrate"] == 1 and best["drawrate"] == 0
-
-
-def _mate_in_one_after(board: chess.Board, reply: chess.Move) -> bool:
-    board.push(reply)
-    try:
-        return any(_is_mate_after(board, m) for m in list(board.legal_moves))
-    finally:
-        board.pop()
-
-
-def _is_mate_after(board: chess.Board, move: chess.Move) -> bool:
-    board.push(move)
-    try:
-        return board.is_checkmate()
-    finally:
-        board.pop()
 
 
 def test_unknown_field_warns_and_runs(engine):

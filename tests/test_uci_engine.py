@@ -16,6 +16,7 @@ from collections.abc import Callable
 import chess
 import chess.engine
 import pytest
+from test_certainty import forces_mate, is_mated_within
 
 ENGINE = [sys.executable, "-m", "zerochess.uci"]
 TREE = 4096  # small tree: fast to allocate on every search
@@ -192,41 +193,15 @@ def test_go_mate_finds_and_stops(engine):
     assert time.perf_counter() - t0 < 30
 
 
-def _forces_mate(board: chess.Board, moves: int) -> bool:
-    """The side to move mates within ``moves`` moves against any defence (python-chess)."""
-    for move in board.legal_moves:
-        board.push(move)
-        try:
-            if board.is_checkmate():
-                return True
-            if moves > 1 and not board.is_game_over() and all(
-                    _after(board, reply, lambda b: _forces_mate(b, moves - 1))
-                    for reply in list(board.legal_moves)):
-                return True
-        finally:
-            board.pop()
-    return False
-
-
-def _after(board: chess.Board, move: chess.Move, check: Callable[[chess.Board], bool]) -> bool:
-    board.push(move)
-    try:
-        return check(board)
-    finally:
-        board.pop()
-
-
 def test_go_mate_stops_on_a_proven_mate_in_two(engine):
     # two rooks on an open board: a quiet rook move, then mate on the back rank
     board = chess.Board("7k/8/8/8/8/8/R7/1R4K1 w - - 0 1")
-    assert _forces_mate(board, 2) and not _forces_mate(board, 1)
+    assert forces_mate(board, 2) and not forces_mate(board, 1)
     raw(engine, ["ucinewgame", "isready"])
     _, out = raw(engine, [f"position fen {board.fen()}", f"go mate 2 nodes {TREE}"],
                  until=lambda line: line.startswith("bestmove"))
-    move = chess.Move.from_uci(out[-1].split()[1])
-    # a move after which every reply is mated at once (python-chess)
-    assert _after(board, move, lambda b: all(_after(b, r, lambda c: _forces_mate(c, 1))
-                                              for r in list(b.legal_moves)))
+    board.push_uci(out[-1].split()[1])
+    assert is_mated_within(board, 1)  # every reply is mated at once (python-chess)
     last = [line for line in out if line.startswith("info") and " pv " in line][-1]
     assert " score mate 2 " in last
     nodes = int(last.split(" nodes ")[1].split()[0])

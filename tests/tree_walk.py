@@ -27,7 +27,7 @@ _MODELS: dict[int, tuple[Any, Any]] = {}
 
 
 def _raw_outputs(model: Any, board: chess.Board) -> tuple:
-    """(policy logits [1858], WDL logits [3], moves left or None) of ``board``, float64."""
+    """(policy logits [1858], WDL logits [3], moves left or None) of ``board``."""
     key = (id(model), board.root().fen(), tuple(board.move_stack))
     out = _OUTPUTS.get(key)
     if out is None:
@@ -35,8 +35,8 @@ def _raw_outputs(model: Any, board: chess.Board) -> tuple:
             _MODELS[id(model)] = (model, jax.jit(model.apply))
         apply = _MODELS[id(model)][1]
         res = jax.device_get(apply(model.params, np.asarray(encode_board(board))[None]))
-        out = (np.asarray(res.policy_logits[0], np.float64),
-               np.asarray(res.wdl_logits[0], np.float64),
+        out = (np.asarray(res.policy_logits[0]),  # float32 as the network gives them
+               np.asarray(res.wdl_logits[0]),
                None if res.moves_left is None else float(res.moves_left[0]))
         _OUTPUTS[key] = out
     return out
@@ -57,6 +57,7 @@ def network_evaluate(model: Any, board: chess.Board, temperature: float,
     ``model``, plus the network's moves left when ``moves_left`` and the model has that
     head: the ``evaluate`` callable of the references."""
     logits, w, m = _raw_outputs(model, board)
+    logits, w = logits.astype(np.float64), w.astype(np.float64)
     moves = list(board.legal_moves)
     legal = np.array([logits[move_to_index(board, m)] for m in moves])
     z = (legal - legal.max()) / temperature

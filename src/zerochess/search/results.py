@@ -340,10 +340,9 @@ class SearchResult:
         """Move indices best first (lc0): proven wins (shortest first), then visits, Q,
         prior; proven losses last (longest first)."""
         m = len(self.moves)
-        proven = [self.proven(i) for i in range(m)] if len(self.bounds) else [None] * m
-        mates = self.mates.astype(bool) if len(self.mates) == m else np.zeros(m, bool)
+        proven = [self.proven(i) for i in range(m)]  # mates included
         return move_order(self.visits, self.q, self.prior,
-                          np.array([p == 1 for p in proven], bool).reshape(m) | mates,
+                          np.array([p == 1 for p in proven], bool).reshape(m),
                           np.array([p == -1 for p in proven], bool).reshape(m),
                           self.plies if len(self.plies) else np.zeros(m, np.int64))
 

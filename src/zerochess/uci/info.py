@@ -201,7 +201,7 @@ def _tail(v: float | None, tag: str) -> str:
 
 def _bound_tag(res: SearchResult, i: int) -> str:
     """lc0's tag of a root edge: T proven, W can't lose, L can't win (root side)."""
-    if bool(res.mates[i]) or res.proven(i) is not None:
+    if res.proven(i) is not None:  # a mate or a proven bound
         return "T"
     if len(res.bounds) == 0:
         return ""
