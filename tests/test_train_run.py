@@ -54,6 +54,11 @@ def test_tiny_config_loads():
     ({"network": {"init": "missing.pb.gz"}}, "file not found"),
     ({"export": {"encoding": "int8"}}, "export.encoding"),
     ({"buffer": {"window": 3}}, "unknown key(s) 'window' in buffer"),
+    ({"selfplay": {"adjudicate_material": 3, "material_value_scale": 6}}, "not both"),
+    ({"selfplay": {"material_value_scale": 0}}, "material_value_scale must be a number of "
+                                                "pawns > 0, got 0"),
+    ({"selfplay": {"material_value_scale": float("inf")}}, "pawns > 0, got inf"),
+    ({"selfplay": {"material_value_scale": "x"}}, "material_value_scale must be a number"),
 ])
 def test_config_errors_name_the_problem(change, message):
     with pytest.raises(ConfigError) as err:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from zerochess.chess.encoding import encode_board
+from zerochess.games.records import GameRecord
 from zerochess.neural import Model, ModelOutput, make_resnet
 from zerochess.training import (
     Checkpointer,
@@ -38,6 +39,12 @@ from zerochess.training import (
     wdl_loss,
 )
 from zerochess.training.examples import Batch, check_examples
+from zerochess.training.selfplay_data import (
+    _Position,
+    examples_from_game,
+    material_wdl,
+    value_target,
+)
 
 # --- examples ----------------------------------------------------------------------------------
 
@@ -87,6 +94,52 @@ def test_result_wdl_from_the_side_to_move():
     np.testing.assert_array_equal(result_wdl("1/2-1/2", white), [[0, 1, 0], [0, 1, 0]])
     with pytest.raises(ValueError, match="unknown game result"):
         result_wdl("*", white)
+
+
+def _record(start_fen: str, termination: str, result: str = "1/2-1/2") -> GameRecord:
+    return GameRecord(index=0, seed=0, white="a", black="b", opening="o", start_fen=start_fen,
+                      moves=[], stats=[], result=result, termination=termination,
+                      final_fen=start_fen, max_plies=40)
+
+
+def test_material_wdl_by_hand():
+    # tanh(3 / 6) = 0.462117, tanh(-9 / 6) = -0.905148
+    np.testing.assert_allclose(material_wdl(3, 6.0), [0.462117, 0.537883, 0.0], atol=1e-6)
+    np.testing.assert_allclose(material_wdl(-9, 6.0), [0.0, 0.094852, 0.905148], atol=1e-6)
+    np.testing.assert_array_equal(material_wdl(0, 6.0), [0.0, 1.0, 0.0])
+    # graded: one more pawn always raises the target, even far ahead (no saturation at 1)
+    wins = [float(material_wdl(b, 6.0)[0]) for b in range(0, 30)]
+    assert all(a < b for a, b in zip(wins, wins[1:], strict=False)) and wins[-1] < 1.0
+
+
+def test_value_target_grades_capped_games_only():
+    up_a_queen = "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"  # white +9 (P1 N3 B3 R5 Q9)
+    label, target = value_target(_record(up_a_queen, "move_cap"), material_scale=6.0)
+    assert label == "material +9"
+    np.testing.assert_allclose(target, [math.tanh(1.5), 1 - math.tanh(1.5), 0.0], atol=1e-6)
+    # a game that ended on the board keeps its result; so does an even capped game
+    assert value_target(_record(up_a_queen, "checkmate", "0-1"), material_scale=6.0) == (
+        "0-1", "0-1")
+    even = "4k3/3q4/8/8/8/8/8/3QK3 w - - 0 1"
+    assert value_target(_record(even, "move_cap"), material_scale=6.0) == (
+        "1/2-1/2", "1/2-1/2")
+    # the hard adjudication is unchanged: >= 3 pawns ahead is a win
+    assert value_target(_record(up_a_queen, "move_cap"), adjudicate_material=3) == (
+        "1-0", "1-0")
+    assert value_target(_record(up_a_queen, "move_cap")) == ("1/2-1/2", "1/2-1/2")
+
+
+def test_graded_targets_are_from_the_side_to_move():
+    board = chess.Board()
+    bits, values = compact_planes(encode_board(board))
+    index, target = np.full(218, -1, np.int16), np.zeros(218, np.float32)
+    index[0], target[0] = 0, 1.0
+    rows = [_Position(bits, values, index, target, 0.0, 0.0, 0.0, 0.0, white, ply)
+            for ply, white in enumerate([True, False, True])]
+    wdl = material_wdl(4, 6.0)  # white ahead
+    ex = examples_from_game(rows, wdl, 3, game=0)
+    np.testing.assert_array_equal(ex.result, [wdl, wdl[::-1], wdl])
+    assert ex.result[1, 2] > ex.result[1, 0]  # black to move: white's lead is its loss
 
 
 # --- losses (hand-computed references) ---------------------------------------------------------

@@ -75,7 +75,7 @@ def train_config(cfg: dict[str, Any], variant: dict[str, Any]) -> TrainConfig:
         "selfplay": {
             "games": cfg["games_per_generation"], "batch_size": cfg["batch_size"],
             "max_plies": cfg["max_plies"], "adjudicate_material": cfg["adjudicate_material"],
-            "openings": cfg["openings"],
+            "material_value_scale": cfg["material_value_scale"], "openings": cfg["openings"],
             "player": {"name": variant["name"], "nodes": cfg["nodes"], "search": search,
                        "temperature": variant.get("temperature", cfg["temperature"])},
             "nscl_schedule": variant.get("nscl_schedule") or {"enabled": False}},
@@ -326,6 +326,8 @@ def _summary(cfg: dict[str, Any], configs: dict[str, TrainConfig],
         f"at {cfg['nodes']} nodes per move, move cap {cfg['max_plies'] or 'none'}"
         + (f" (capped games' value targets adjudicated by material at >= "
            f"{cfg['adjudicate_material']} pawns)" if cfg["adjudicate_material"] else "")
+        + (f" (capped games' value targets graded by material: W - L = tanh(balance / "
+           f"{cfg['material_value_scale']:g}))" if cfg["material_value_scale"] else "")
         + ", the same training steps per generation.", ""]
     for name, tc in configs.items():
         p = tc.selfplay.white

@@ -23,6 +23,10 @@
       adjudicate_material: null   # value targets of a capped game: a win for the side
                                   #   ahead by >= this many pawns (P1 N3 B3 R5 Q9); the
                                   #   record stays a draw (null: the draw)
+      material_value_scale: null  # or graded value targets of a capped game from its
+                                  #   final material balance b (pawns, white's view):
+                                  #   W - L = tanh(b / scale), D = 1 - |W - L| (exclusive
+                                  #   with adjudicate_material; null: off)
       openings: {type: startpos}  # as in self-play configs
       player: {nodes: 16, search: {...}, temperature: {...}}  # or white: / black:
       nscl_schedule:              # the paper's adaptive N_scl (Fig. 6); see schedule.py.
@@ -70,6 +74,7 @@ note when it is not installed); a mapping is a player (``name``, ``nodes``, ``se
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -101,6 +106,17 @@ def _as_float(value: Any, where: str) -> float:
         return float(value)
     except ValueError:
         raise ConfigError(f"{where} must be a number, got {value!r}") from None
+
+
+def _material_scale(value: Any) -> float | None:
+    """``selfplay.material_value_scale``: None, or pawns > 0 (finite)."""
+    if value is None:
+        return None
+    scale = _as_float(value, "selfplay.material_value_scale")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"selfplay.material_value_scale must be a number of pawns > 0, "
+                          f"got {value!r}")
+    return scale
 
 
 def _dataclass_from(cls: type, values: Mapping[str, Any] | None, where: str) -> Any:
@@ -169,6 +185,7 @@ class SelfPlaySection:
     black: PlayerSpec
     nscl_schedule: NsclScheduleConfig
     adjudicate_material: int | None = None
+    material_value_scale: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,8 +243,9 @@ class TrainConfig:
             network = dataclasses.replace(network, init=str(init))
 
         sp = dict(values.get("selfplay") or {})
-        check_keys(sp, ("games", "batch_size", "max_plies", "adjudicate_material", "openings",
-                        "player", "white", "black", "nscl_schedule"), "selfplay")
+        check_keys(sp, ("games", "batch_size", "max_plies", "adjudicate_material",
+                        "material_value_scale", "openings", "player", "white", "black",
+                        "nscl_schedule"), "selfplay")
         if "player" in sp:
             if "white" in sp or "black" in sp:
                 raise ConfigError("selfplay: use `player` or `white`/`black`, not both")
@@ -252,7 +270,12 @@ class TrainConfig:
             nscl_schedule=_dataclass_from(NsclScheduleConfig, sp.get("nscl_schedule"),
                                           "selfplay.nscl_schedule"),
             adjudicate_material=as_int(sp.get("adjudicate_material"),
-                                       "selfplay.adjudicate_material", 1, allow_none=True))
+                                       "selfplay.adjudicate_material", 1, allow_none=True),
+            material_value_scale=_material_scale(sp.get("material_value_scale")))
+        if selfplay.adjudicate_material is not None \
+                and selfplay.material_value_scale is not None:
+            raise ConfigError("selfplay: set adjudicate_material or material_value_scale, "
+                              "not both")
 
         buf = dict(values.get("buffer") or {})
         check_keys(buf, ("window_games", "min_positions"), "buffer")
@@ -337,6 +360,7 @@ class TrainConfig:
                 "games": self.selfplay.games, "batch_size": self.selfplay.batch_size,
                 "max_plies": self.selfplay.max_plies,
                 "adjudicate_material": self.selfplay.adjudicate_material,
+                "material_value_scale": self.selfplay.material_value_scale,
                 "openings": asdict_plain(self.selfplay.openings),
                 "white": player(self.selfplay.white), "black": player(self.selfplay.black),
                 "nscl_schedule": asdict_plain(self.selfplay.nscl_schedule)},

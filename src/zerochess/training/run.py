@@ -385,7 +385,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
         played = play_training_games(specs, players, batch_size=cfg.selfplay.batch_size,
                                      max_plies=cfg.selfplay.max_plies,
                                      max_nodes=run.max_nodes, writer=writer,
-                                     adjudicate_material=cfg.selfplay.adjudicate_material)
+                                     adjudicate_material=cfg.selfplay.adjudicate_material,
+                                     material_scale=cfg.selfplay.material_value_scale)
     seconds = time.perf_counter() - t0
     search_s = max(seconds - played.stats.compile_seconds, 1e-9)  # first batch compiles
     order = sorted(range(len(played.records)), key=lambda i: played.records[i].index)
@@ -409,7 +410,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
     line = (f"gen {gen + 1}/{cfg.generations}: self-play {len(results)} games W/D/L "
             f"{ww}/{dd}/{bw} (w+l)/d {ratio:.2f}, {played.stats.positions / search_s:.1f} "
             f"positions/s")
-    if cfg.selfplay.adjudicate_material is not None:
+    if cfg.selfplay.adjudicate_material is not None \
+            or cfg.selfplay.material_value_scale is not None:
         line += f", {played.adjudicated} capped games adjudicated by material"
     if cfg.selfplay.nscl_schedule.enabled:
         line += f", N_scl {sched.n_scl} -> {new_sched.n_scl}, nodes {new_sched.nodes}"

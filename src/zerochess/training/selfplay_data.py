@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,7 +54,8 @@ class Player:
 class TrainingGames:
     """Finished games, their training examples (one ``Examples`` per game, in the same
     order as ``records``), the result each game's value targets learned (``targets``: the
-    game's own, or a material adjudication of a capped game) and throughput."""
+    game's own, or a material adjudication of a capped game: a result, or
+    ``material +N`` for a graded target) and throughput."""
 
     records: list[GameRecord]
     examples: list[Examples]
@@ -87,6 +89,39 @@ def target_result(record: GameRecord, adjudicate_material: int | None) -> str:
     if abs(balance) < adjudicate_material:
         return record.result
     return "1-0" if balance > 0 else "0-1"
+
+
+def material_wdl(balance: float, scale: float) -> np.ndarray:
+    """A graded W/D/L for white from a material balance: ``W - L = tanh(balance / scale)``,
+    all of the rest a draw (``D = 1 - |W - L|``); float32 ``[3]``.
+
+    Every pawn moves the target, so a value head trained on it rates one more capture
+    higher however far ahead a side already is (a won/lost target saturates instead)."""
+    t = math.tanh(balance / scale)
+    return np.array([max(t, 0.0), 1.0 - abs(t), max(-t, 0.0)], np.float32)
+
+
+def value_target(record: GameRecord, adjudicate_material: int | None = None,
+                 material_scale: float | None = None) -> tuple[str, str | np.ndarray]:
+    """What a finished game's value targets learn, and its label.
+
+    Args:
+      record: the game.
+      adjudicate_material: ``target_result``'s threshold for capped games.
+      material_scale: graded targets for capped games (``material_wdl``); exclusive with
+        ``adjudicate_material``. A game that ends on the board keeps its result.
+
+    Returns:
+      (label, target): the label is the PGN result learned, or ``material +N`` (white's
+      balance) for a graded target; the target is the result, or W/D/L for white.
+    """
+    if material_scale is None or not record.adjudicated:
+        result = target_result(record, adjudicate_material)
+        return result, result
+    balance = material_balance(record.final_board())
+    if balance == 0:
+        return record.result, record.result
+    return f"material {balance:+d}", material_wdl(balance, material_scale)
 
 
 def policy_target(result: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -136,10 +171,11 @@ def searched_position(result: Any, ply: int) -> _Position:
                      float(result.d[best]), result.board.turn == chess.WHITE, ply)
 
 
-def examples_from_game(positions: Sequence[_Position], result: str, plies: int,
+def examples_from_game(positions: Sequence[_Position], result: str | np.ndarray, plies: int,
                        game: int) -> Examples:
     """A finished game's examples: its searched positions with the game result (W/D/L from
-    each side to move) and the plies left (``plies`` moves in the record)."""
+    each side to move) and the plies left (``plies`` moves in the record). ``result`` is a
+    PGN result or a W/D/L ``[3]`` for white (``material_wdl``)."""
     if not positions:
         return empty_examples()
     n = len(positions)
@@ -150,7 +186,9 @@ def examples_from_game(positions: Sequence[_Position], result: str, plies: int,
         plane_values=np.stack([p.plane_values for p in positions]).astype(np.float32),
         policy_index=np.stack([p.policy_index for p in positions]),
         policy_target=np.stack([p.policy_target for p in positions]),
-        result=result_wdl(result, white),
+        result=(result_wdl(result, white) if isinstance(result, str)
+                else np.where(white[:, None], np.asarray(result, np.float32),
+                              np.asarray(result, np.float32)[::-1])),
         root_q=f32([p.root_q for p in positions]), root_d=f32([p.root_d for p in positions]),
         best_q=f32([p.best_q for p in positions]), best_d=f32([p.best_d for p in positions]),
         moves_left=f32([plies - p.ply for p in positions]),
@@ -168,6 +206,7 @@ def play_training_games(
     on_game: Callable[[GameRecord, Examples], None] | None = None,
     shrink_tail: bool = False,
     adjudicate_material: int | None = None,
+    material_scale: float | None = None,
 ) -> TrainingGames:
     """Play ``specs`` in batches and collect training examples from the searches.
 
@@ -183,6 +222,8 @@ def play_training_games(
       shrink_tail: search the last games of the queue in smaller compiled batches.
       adjudicate_material: value targets of a game stopped by the move cap: a win for the
         side ahead by at least this many pawns of material (``target_result``).
+      material_scale: value targets of a game stopped by the move cap: graded by its final
+        material balance (``material_wdl``); exclusive with ``adjudicate_material``.
 
     Returns:
       ``TrainingGames`` in the order the games finished.
@@ -199,11 +240,11 @@ def play_training_games(
                                                            len(result.board.move_stack)))
 
     def finished(rec: GameRecord) -> None:
-        target = target_result(rec, adjudicate_material)
+        label, target = value_target(rec, adjudicate_material, material_scale)
         ex = examples_from_game(positions.pop(rec.index, []), target, len(rec.moves),
                                 rec.index)
         examples.append(ex)
-        targets.append(target)
+        targets.append(label)
         if on_game is not None:
             on_game(rec, ex)
 
@@ -217,4 +258,5 @@ def play_training_games(
 
 
 __all__ = ["PIECE_POINTS", "Player", "TrainingGames", "examples_from_game", "material_balance",
-           "play_training_games", "policy_target", "searched_position", "target_result"]
+           "material_wdl", "play_training_games", "policy_target", "searched_position",
+           "target_result", "value_target"]
