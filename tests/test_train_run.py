@@ -33,6 +33,7 @@ MINI = {
                  "optimizer": {"type": "sgd", "lr_values": [0.01]}},
     "evaluation": {"every": 2, "games": 2, "final_games": 2, "batch_size": 4,
                    "max_plies": 12, "nodes": 4, "opponents": ["initial"]},
+    "export": {"every": 0},  # only the final net
 }
 
 
@@ -143,7 +144,10 @@ def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
     assert scalars["eval/initial/score"] == [(8, pytest.approx(float(ev[0]["score"])))]
     for plot in ("losses.png", "elo.png", "selfplay.png"):
         assert (tmp_path / "full" / "plots" / plot).stat().st_size > 1000
-    # the exported net loads back for analyse / uci / analysis and equals the trained params
+    # export every 0: the final net alone; it loads back for analyse / uci / analysis and
+    # equals the trained params
+    assert sorted(p.name for p in (tmp_path / "full" / "nets").iterdir()) == [
+        "gen_0002.pb.gz", "latest.pb.gz"]
     model = load_model(str(tmp_path / "full" / "nets" / "latest.pb.gz"))
     for key in ("input", "value_fc2"):
         trained = np.asarray(a_state.params[key]["kernel"])

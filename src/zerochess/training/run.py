@@ -446,7 +446,7 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
     run.log(line)
     gen += 1
     ev = cfg.evaluation
-    if cfg.export_every and (gen % cfg.export_every == 0 or gen == cfg.generations):
+    if gen == cfg.generations or (cfg.export_every and gen % cfg.export_every == 0):
         export_lc0(run.out / "nets" / f"gen_{gen:04d}.pb.gz", run.module, state.params,
                    encoding=cfg.export_encoding)
         shutil.copyfile(run.out / "nets" / f"gen_{gen:04d}.pb.gz",
