@@ -173,10 +173,14 @@ def to_batch(ex: Examples) -> Batch:
     )
 
 
-def result_wdl(result: str, white_to_move: np.ndarray) -> np.ndarray:
-    """float32 ``[N, 3]``: a PGN result (``1-0``, ``0-1``, ``1/2-1/2``) as W/D/L from the
-    side to move of each position (``white_to_move`` bool ``[N]``)."""
+def result_wdl(result: str | np.ndarray, white_to_move: np.ndarray) -> np.ndarray:
+    """float32 ``[N, 3]``: a PGN result (``1-0``, ``0-1``, ``1/2-1/2``), or a W/D/L ``[3]``
+    for white (a graded target), as W/D/L from the side to move of each position
+    (``white_to_move`` bool ``[N]``)."""
     white_to_move = np.asarray(white_to_move, bool)
+    if not isinstance(result, str):
+        wdl = np.asarray(result, np.float32)
+        return np.where(white_to_move[:, None], wdl, wdl[::-1])
     if result == "1/2-1/2":
         row = np.array([0.0, 1.0, 0.0], np.float32)
         return np.tile(row, (white_to_move.size, 1))

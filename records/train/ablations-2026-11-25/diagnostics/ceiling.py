@@ -5,11 +5,8 @@ from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, network_match
 from zerochess.training.selfplay_data import Player
 from zerochess.neural import load_model
-from zerochess.games.config import OpeningSpec
-from zerochess.search.config import SearchConfig
 
 nodes, games, cap, mate = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-
 
 cfg = TrainConfig.load(sys.argv[5])
 _, model = build_network(cfg.network)

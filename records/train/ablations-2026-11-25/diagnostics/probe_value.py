@@ -31,7 +31,3 @@ print("gen", gen, "n", len(boards), "corr(v, material)", np.corrcoef(v, mat)[0, 
 for lo, hi in [(-99, -5), (-5, -2), (-2, 3), (3, 6), (6, 99)]:
     s = (mat >= lo) & (mat < hi)
     print(f"mat [{lo},{hi}) n={s.sum()} mean v={v[s].mean():+.3f}")
-# queen capture test
-b = chess.Board(); [b.push_uci(m) for m in "e2e4 d7d5 d1h5 d8d5".split()]
-b2 = b.copy(); b2.push_uci("e4d5")
-print("after exd5 (black to move, down a queen):", ev(params, encode_board(b2)[None].astype(np.float32)))
