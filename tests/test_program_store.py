@@ -268,3 +268,62 @@ def test_the_store_is_kept_to_its_cap_least_recently_used_first(store, monkeypat
     assert first.exists() and not second.exists()
     assert len(_files(store)) == 2
     assert program_store.prune(store, 0) == 2 and _files(store) == []
+
+
+def _manifests(directory):
+    return sorted(directory.glob("*" + program_store.MANIFEST_SUFFIX))
+
+
+def test_preloading_loads_last_times_programs_ahead_and_computes_the_same(store):
+    """A ``preloading`` block records the files its programs use; the next block with the
+    same tag deserializes them in threads, and the programs it then calls come from
+    there (counted as preloaded), untraced and computing what numpy does. Programs the
+    new block does not call are dropped at its end; another tag preloads nothing."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    with program_store.preloading("warm-up A") as submitted:
+        assert submitted == 0  # nothing recorded yet
+        _make()(x, y, 3)
+        _make()(x[:4], y, 5)
+    assert len(_files(store)) == 2 and len(_manifests(store)) == 1
+    program_store.clear()
+    before = dict(program_store.STATS)
+    with program_store.preloading("warm-up A", workers=2) as submitted:
+        assert submitted == 2
+        np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)  # one of the two used
+    assert program_store.STATS["preloaded"] - before.get("preloaded", 0) == 1
+    assert _delta(before) == {"traced": 0, "compiled": 0, "loaded": 1, "stored": 0,
+                              "rejected": 0, "memory_only": 0}
+    assert program_store._PRELOADED == {}  # the unused one is not kept
+    # the manifest now lists only the program this block used
+    program_store.clear()
+    with program_store.preloading("warm-up A") as submitted:
+        assert submitted == 1
+    with program_store.preloading("warm-up B") as submitted:
+        assert submitted == 0
+
+
+@pytest.mark.parametrize("damage", ["program", "manifest"])
+def test_preloading_a_damaged_file_or_manifest_falls_back(store, caplog, damage):
+    """A damaged program file found by the preloader is rejected and compiled again, as a
+    plain load does; a damaged manifest preloads nothing. Neither raises."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    with program_store.preloading("warm-up"):
+        _make()(x, y, 3)
+    program_store.clear()
+    if damage == "program":
+        [path] = (store / name for name in _files(store))
+        path.write_bytes(path.read_bytes()[:100])
+    else:
+        [manifest] = _manifests(store)
+        manifest.write_text('{"files": ["../../etc/passwd", 7, "x.zxp"]', encoding="utf-8")
+    before = dict(program_store.STATS)
+    with caplog.at_level(logging.WARNING, logger="zerochess.programs"), \
+            program_store.preloading("warm-up") as submitted:
+        np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    if damage == "program":
+        assert submitted == 1
+        assert _delta(before)["rejected"] == 1 and _delta(before)["compiled"] == 1
+        assert any("compiling it again" in r.getMessage() for r in caplog.records)
+    else:
+        assert submitted == 0
+        assert _delta(before)["loaded"] == 1 and _delta(before)["rejected"] == 0

@@ -188,3 +188,39 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
     assert int(params.max_collision_visits[0]) == 9
     assert float(params.collision_scaling_power[0]) == 2.0
     assert not bool(params.certainty[0])
+
+
+def test_pv_lines_follow_the_best_child_from_each_root_move(driver):
+    """``_lines`` (a scanned loop) against a plain-Python walk of the same tree: from each
+    root move's child, take lc0's best child (``best_child_slot``, node by node) until a
+    node has no visited child or the length runs out; -1 pads the rest."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess.search.results import best_child_slot
+    from zerochess.search.tree import node_edges
+    from zerochess.uci.driver import PV_LENGTH, _lines
+
+    board = chess.Board(POSITIONS[4])
+    driver.start(board, SearchConfig(), seed=5)
+    driver.run(300)
+    tree = driver.batch.state.tree
+    t = jax.tree.map(lambda a: a[0], tree)
+    draw = jnp.float32(0.0)
+    rows = np.arange(min(8, len(driver.moves)), dtype=np.int32)
+    got = np.asarray(_lines(tree, draw, jnp.asarray(rows), PV_LENGTH)["pv"])
+    root_child = np.asarray(node_edges(t, jnp.int32(0)).child)
+    deep = 0
+    for r, row in enumerate(rows):
+        node, expected = int(root_child[row]), []
+        while len(expected) < PV_LENGTH and node >= 0:
+            slot = int(best_child_slot(t, jnp.int32(node), draw))
+            if slot < 0:
+                break
+            edges = node_edges(t, jnp.int32(node))
+            expected.append(int(edges.move[slot]))
+            node = int(edges.child[slot])
+        deep = max(deep, len(expected))
+        expected += [-1] * (PV_LENGTH - len(expected))
+        assert got[r].tolist() == expected, f"row {row}"
+    assert deep >= 3  # the search is deep enough that the walk is more than one step

@@ -119,6 +119,7 @@ def format_table(ident: str, res, include_policy: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from zerochess.analysis import analyse  # jax: loaded only when the command runs
+    from zerochess.program_store import preloading
 
     if args.epd:
         if args.fen is not None or args.moves:
@@ -147,11 +148,16 @@ def run(args: argparse.Namespace) -> int:
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done)
 
+    # the programs an earlier run of these settings stored load in parallel threads
+    tag = (f"analyse {args.model} positions={len(items)} visits={args.visits} "
+           f"search={args.search} L={args.leaves_per_step} cache={args.cache_size} "
+           f"workers={args.workers}")
     try:
-        results = analyse([b for _, b in items], visits=args.visits, search=args.search,
-                          contempt_limit=args.contempt_limit, model=args.model, seed=args.seed,
-                          progress=progress, workers=args.workers,
-                          leaves_per_step=args.leaves_per_step, cache_size=args.cache_size)
+        with preloading(tag):
+            results = analyse([b for _, b in items], visits=args.visits, search=args.search,
+                              contempt_limit=args.contempt_limit, model=args.model,
+                              seed=args.seed, progress=progress, workers=args.workers,
+                              leaves_per_step=args.leaves_per_step, cache_size=args.cache_size)
     finally:
         if bar is not None:
             bar.stop()

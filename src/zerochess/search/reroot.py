@@ -94,21 +94,22 @@ def find_root(tree: Tree, moves: chex.Array, plies: chex.Array
       [P]: the old root, then each node passed, -1 past ``plies``), and whether the
       new root is in the tree and searchable (evaluated, not a game end).
     """
-    cur = jnp.int32(0)
-    ok = jnp.bool_(True)
-    above = []
-    for j in range(moves.shape[0]):
+    def ply(carry, xs):
+        cur, ok = carry
+        j, move = xs
         active = j < plies
         edges = node_edges(tree, cur)
-        match = edges.valid & (edges.move == moves[j])
+        match = edges.valid & (edges.move == move)
         child = edges.child[jnp.argmax(match)]
         found = match.any() & (child >= 0) & (tree.visits[jnp.maximum(child, 0)] > 0)
         ok &= ~active | found
-        above.append(jnp.where(active, cur, -1))
-        cur = jnp.where(active & found, child, cur)
+        return (jnp.where(active & found, child, cur), ok), jnp.where(active, cur, -1)
+
+    steps = jnp.arange(moves.shape[0], dtype=jnp.int32)
+    (cur, ok), above = jax.lax.scan(ply, (jnp.int32(0), jnp.bool_(True)), (steps, moves))
     ok &= ((tree.status[cur] == GameStatus.ONGOING) & (tree.num_legal[cur] > 0)
            & (tree.visits[cur] > 0))
-    return cur, jnp.stack(above).astype(jnp.int32), ok
+    return cur, above.astype(jnp.int32), ok
 
 
 def subtree(tree: Tree, root: chex.Array) -> chex.Array:
@@ -122,10 +123,12 @@ def subtree(tree: Tree, root: chex.Array) -> chex.Array:
     used = (index < tree.node_count) & (tree.visits > 0)
     lift = tree.depth.astype(jnp.int32) - tree.depth[root].astype(jnp.int32)
     up = jnp.where(tree.parent >= 0, tree.parent, index)
-    node = index
-    for bit in range(16):  # depths are int16
-        node = jnp.where((lift >> bit) & 1 == 1, up[node], node)
-        up = up[up]
+
+    def lift_bit(bit, carry):
+        node, up = carry
+        return jnp.where((lift >> bit) & 1 == 1, up[node], node), up[up]
+
+    node, _ = jax.lax.fori_loop(0, 16, lift_bit, (index, up))  # depths are int16
     return used & (lift >= 0) & (node == root)
 
 

@@ -36,7 +36,7 @@ from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.chess.rules import GameStatus
 from zerochess.neural.model import Model
-from zerochess.program_store import Program, program
+from zerochess.program_store import Program, preloading, program
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.loop import network_buckets
@@ -175,20 +175,22 @@ def _lines(tree: Tree, draw_score: jax.Array, rows: jax.Array, length: int) -> d
     child. Cost O(R x K x length): independent of the tree size."""
     t = jax.tree.map(lambda a: a[0], tree)
     root = node_edges(t, jnp.int32(0))
-    cur = root.child[rows]  # [R]
-    moves = []
-    for _ in range(length):
+    take = jax.vmap(lambda row, i: row[i])
+
+    def ply(cur, _):  # cur [R]: the nodes reached, -1 once a line has ended
         ok = cur >= 0
         safe = jnp.maximum(cur, 0)
         slot = _best_slot(t, safe, draw_score)
         ok &= slot >= 0
         slot = jnp.maximum(slot, 0)
         edges = _edges(t, safe)
-        take = jax.vmap(lambda row, i: row[i])
-        moves.append(jnp.where(ok, take(edges.move, slot), -1))
-        cur = jnp.where(ok, take(edges.child, slot), -1)
+        move = jnp.where(ok, take(edges.move, slot), -1)
+        return jnp.where(ok, take(edges.child, slot), -1), move
+
+    # a loop, not ``length`` unrolled copies: a program ~30x smaller to compile and load
+    _, moves = jax.lax.scan(ply, root.child[rows], None, length=length)  # [length, R]
     root_children = jnp.maximum(root.child, 0)
-    return dict(pv=jnp.stack(moves, -1), raw_wdl=t.raw_wdl[root_children],
+    return dict(pv=moves.T, raw_wdl=t.raw_wdl[root_children],
                 status=t.status[root_children], root_raw_wdl=t.raw_wdl[0])
 
 
@@ -225,6 +227,9 @@ class SearchDriver:
             workers = 0
         self.model = model
         self.max_nodes = int(max_nodes)
+        # the programs a warm-up of these settings loads (``preloading``'s manifest tag)
+        self._warmup_tag = (f"uci-warmup {model.name} nodes={self.max_nodes} "
+                            f"workers={workers} {sorted(searcher_kwargs.items())}")
         self.searcher = Searcher(model, max_nodes=self.max_nodes, expander=Expander(workers),
                                  shards=1, **searcher_kwargs)
         self.batch: SearchBatch | None = None
@@ -248,7 +253,12 @@ class SearchDriver:
 
     def warmup(self, multipv: int = 1) -> None:
         """Compile everything a search runs (init, run, progress, the views a search with
-        ``multipv`` lines prints) and time a chunk and a view."""
+        ``multipv`` lines prints) and time a chunk and a view. Programs stored on disk by
+        an earlier warm-up of the same settings are loaded in parallel threads."""
+        with preloading(f"{self._warmup_tag} multipv={multipv}"):
+            self._warmup(multipv)
+
+    def _warmup(self, multipv: int) -> None:
         self.policy_move(chess.Board())  # compiles the network alone (time-trouble moves)
         board = chess.Board()
         # a searchmoves filter (data: no program of its own) and a 63-bit seed
