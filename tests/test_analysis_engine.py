@@ -336,11 +336,15 @@ def test_priorities_decide_which_positions_take_free_slots(engine):
     wait_until(lambda: sum(len(finals(engine, n)) for n in names) == 9, what="9 finals")
     done = [(r.data["id"], r.data["turnNumber"]) for r in engine.received
             if r.data.get("id") in names and r.data.get("isDuringSearch") is False]
-    # four slots free at once: they take the four best (priority, then arrival); equal
-    # budgets finish together, so the waves are seen in the order of the results
-    assert set(done[:4]) == {("p-turns", 1), ("p-high", 0), ("p-low0", 0), ("p-low1", 0)}
-    assert set(done[4:8]) == {("p-low2", 0), ("p-low3", 0), ("p-low4", 0), ("p-turns", 0)}
-    assert done[8] == ("p-turns", 2)
+    # four slots free at once: they take the four best (priority, then arrival), and
+    # inside the batch only the highest priority searches: turn 1 of p-turns (10) alone,
+    # then p-high (5) alone (each freed slot takes the next low); then the four lows of
+    # priority 0 together (equal budgets finish in the same run), then p-low4, and the
+    # two turns of priority -1 last
+    assert done[:2] == [("p-turns", 1), ("p-high", 0)]
+    assert set(done[2:6]) == {("p-low0", 0), ("p-low1", 0), ("p-low2", 0), ("p-low3", 0)}
+    assert done[6] == ("p-low4", 0)
+    assert set(done[7:9]) == {("p-turns", 0), ("p-turns", 2)}
     for b in blockers:
         [final] = finals(engine, b)
         assert 1 < final["rootInfo"]["visits"] < NODES  # terminated: partial results

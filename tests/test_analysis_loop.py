@@ -167,3 +167,41 @@ def test_a_client_that_goes_away_stops_the_engine():
         stdin.flush()
         thread.join(timeout=30)
         assert done == [0]  # returned with the input still open
+
+
+class RecordingBatch(StandInBatch):
+    """A stand-in that records which slots each run gave simulations to."""
+
+    def __init__(self, slots: int):
+        super().__init__(slots, step_seconds=0.0002)  # the lows need several runs
+        self.runs: list[np.ndarray] = []
+
+    def run(self, counts):
+        self.runs.append(np.asarray(counts).copy())
+        return super().run(counts)
+
+
+def test_lower_priorities_idle_while_a_higher_one_searches():
+    """Priority inside the batch: while a turn of a higher priority is in a slot, the
+    slots of lower priorities get no simulations (they keep their trees and go on
+    afterwards); equal priorities share every run."""
+    batch = RecordingBatch(3)
+    queries = [{"id": "low1", "moves": [], "maxVisits": 400, "priority": 0},
+               {"id": "low2", "moves": [], "maxVisits": 400, "priority": 0},
+               {"id": "high", "moves": ["e2e4"], "maxVisits": 300, "priority": 5}]
+    out, code, _ = serve(queries, slots=3, batch=batch)
+    assert code == 0
+    finals = [m["id"] for m in out if m.get("isDuringSearch") is False]
+    assert finals[0] == "high" and sorted(finals) == ["high", "low1", "low2"]
+    visits = {m["id"]: m["rootInfo"]["visits"] for m in out
+              if m.get("isDuringSearch") is False}
+    assert visits == {"low1": 400, "low2": 400, "high": 300}
+    high_slot = next(i for i, b in enumerate(batch.boards) if b is not None and b.move_stack)
+    shared = 0
+    for counts in batch.runs:
+        others = np.delete(counts, high_slot)
+        if counts[high_slot] > 0:
+            assert not others.any(), counts  # lower priorities idle meanwhile
+        elif (others > 0).all():
+            shared += 1  # the two equal priorities run together
+    assert shared >= 1

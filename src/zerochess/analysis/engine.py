@@ -6,10 +6,11 @@ in any order (KataGo's analysis engine protocol adapted to chess: see docs/ANALY
 Threads: a reader parses and checks input lines (errors and warnings are written at
 once) and hands queries and actions to the main thread through a FIFO; the main thread
 owns the queue, the slots and the device batch. It loops: take in new items, fill free
-slots from the priority queue, run every busy tree a short chunk of simulations (one
-network batch per step serves all queries), then report finished trees (freeing their
-slots at once) and partial results that are due. Closing stdin finishes the queued work
-and exits.
+slots from the priority queue, run the busy trees of the highest priority among them a
+short chunk of simulations (one network batch per step serves all those queries; lower
+priorities wait, in their slots, until no higher one is searching), then report finished
+trees (freeing their slots at once) and partial results that are due. Closing stdin
+finishes the queued work and exits.
 """
 
 from __future__ import annotations
@@ -331,8 +332,13 @@ class Engine:
         active = list(self.slots.active())
         steps = self._chunk_steps(time.monotonic())
         counts = np.zeros(len(self.batch), np.int64)
+        # Priority holds inside the batch too: only the searches of the highest priority
+        # among the slots run (the others idle: they take no network rows, so a small
+        # network batch runs and an urgent query is answered at about idle-engine speed).
+        top = max(job.priority for _, job in active)
         for slot, job in active:
-            counts[slot] = min(steps, job.remaining)
+            if job.priority == top:
+                counts[slot] = min(steps, job.remaining)
         start = time.monotonic()
         try:
             done = self.batch.run(counts)
