@@ -94,10 +94,11 @@ def engine(engine_process, reference, slot_batch):
 
 # --- helpers ---------------------------------------------------------------------------------
 
-def start_blockers(client: Client, tag: str) -> list[str]:
-    """Fill every slot with a long search and wait until all of them have started."""
-    ids = [client.submit(id=f"{tag}-block{i}", maxVisits=NODES, reportDuringSearchEvery=0.05)
-           for i in range(SLOTS)]
+def start_blockers(client: Client, tag: str, priority: int = 0) -> list[str]:
+    """Fill every slot with a long search and wait until all of them have started (with
+    a high ``priority`` no later query pre-empts them)."""
+    ids = [client.submit(id=f"{tag}-block{i}", maxVisits=NODES, reportDuringSearchEvery=0.05,
+                         priority=priority) for i in range(SLOTS)]
     wait_until(lambda: all(any(r.data.get("isDuringSearch") for r in client.messages(i))
                            for i in ids), what="blockers started")
     return ids
@@ -325,7 +326,7 @@ def test_results_come_back_out_of_order(engine):
 
 
 def test_priorities_decide_which_positions_take_free_slots(engine):
-    blockers = start_blockers(engine, "prio")
+    blockers = start_blockers(engine, "prio", priority=100)
     lines = [{"id": f"p-low{i}", "moves": [], "maxVisits": 30} for i in range(5)]
     lines.insert(2, {"id": "p-high", "moves": [], "maxVisits": 30, "priority": 5})
     lines.append({"id": "p-turns", "moves": ["e2e4", "e7e5"], "analyzeTurns": [0, 1, 2],

@@ -205,3 +205,52 @@ def test_lower_priorities_idle_while_a_higher_one_searches():
         elif (others > 0).all():
             shared += 1  # the two equal priorities run together
     assert shared >= 1
+
+
+def _serve_live(settings: EngineSettings, batch: StandInBatch):
+    """An engine serving a pipe in a thread: (send(dict), close(), output bytes, engine)."""
+    read_fd, write_fd = os.pipe()
+    out = io.BytesIO()
+    engine = Engine(settings, batch_factory=lambda: batch, output=out, log=io.StringIO())
+    thread = threading.Thread(target=engine.serve, args=(os.fdopen(read_fd, "rb"),))
+    thread.start()
+    stdin = os.fdopen(write_fd, "wb")
+
+    def send(query: dict) -> None:
+        stdin.write(json.dumps(query).encode() + b"\n")
+        stdin.flush()
+
+    def close() -> list[dict]:
+        stdin.close()
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+        return [json.loads(x) for x in out.getvalue().splitlines()]
+
+    return send, close, out, engine
+
+
+def _wait_for(out: io.BytesIO, needle: bytes) -> None:
+    deadline = time.monotonic() + 30
+    while needle not in out.getvalue():
+        assert time.monotonic() < deadline, needle
+        time.sleep(0.005)
+
+
+def test_a_higher_priority_preempts_a_searching_lower_one_which_starts_over():
+    """One slot, busy with a long low-priority search: a high-priority query takes the
+    slot at once and is answered first; the low one goes back to the queue, starts over
+    (a second reset of its slot) and still ends with exactly its visits.
+    With ``preempt_lower_priorities`` off the high one waits for the slot."""
+    for preempt in (True, False):
+        batch = StandInBatch(1, step_seconds=0.001)
+        send, close, out, engine = _serve_live(
+            EngineSettings(slots=1, max_nodes=4001, preempt_lower_priorities=preempt), batch)
+        send({"id": "low", "moves": [], "maxVisits": 1500, "reportDuringSearchEvery": 0.02})
+        _wait_for(out, b'"isDuringSearch":true')
+        send({"id": "high", "moves": ["e2e4"], "maxVisits": 100, "priority": 3})
+        msgs = close()
+        finals = [m for m in msgs if m.get("isDuringSearch") is False]
+        assert {m["id"]: m["rootInfo"]["visits"] for m in finals} == {"low": 1500, "high": 100}
+        assert [m["id"] for m in finals] == (["high", "low"] if preempt else ["low", "high"])
+        assert engine.preempted == (1 if preempt else 0)
+        assert batch.resets == (3 if preempt else 2)  # the low search started twice

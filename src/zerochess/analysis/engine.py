@@ -117,6 +117,7 @@ class Engine:
         self.slots = Slots(len(self.batch))
         self.inbox: queue.Queue = queue.Queue()
         self._eof = False
+        self.preempted = 0  # turns sent back to the queue by a higher priority
         self._step_seconds = 0.01  # running estimate of one device step
         self._call_seconds = 0.0  # a run's fixed cost (dispatch, pipeline fill and drain)
         calibrate = getattr(self.batch, "calibrate", None)
@@ -221,6 +222,7 @@ class Engine:
                 break
             if self._eof and self.settings.quit_without_waiting:
                 self._terminate(None, None)
+            self._preempt()
             self._fill_slots()
             if self.slots.busy:
                 self._step()
@@ -266,6 +268,22 @@ class Engine:
             if job.matches(query_id, turns):
                 job.terminated = True
                 self._finish(slot)
+
+    def _preempt(self) -> None:
+        """With no free slot, queued turns of a higher priority take the slots of
+        searching turns of a lower one (``Slots.preemptible``: the least work lost); those
+        go back to the queue, keep their place there, and start over when a slot frees
+        (their partial reports, if any, then count from the new start)."""
+        head = self.queue.peek()
+        if (not self.settings.preempt_lower_priorities or head is None or self.slots.free()
+                or self.slots.preemptible(head.priority) is None):
+            return  # the usual case, checked without looking further into the queue
+        for job in self.queue.first(len(self.slots)):
+            slot = self.slots.preemptible(job.priority)
+            if slot is None:
+                return
+            self.queue.requeue(self.slots.release(slot))  # ranks below ``job``
+            self.preempted += 1
 
     def _fill_slots(self) -> None:
         """Start queued jobs in the free slots: one ``reset`` for all of them (one host

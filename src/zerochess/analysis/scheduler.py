@@ -4,7 +4,9 @@ Every requested turn of a query is one ``Job``. Jobs wait in a ``JobQueue`` (hig
 priority first, then arrival, as KataGo); ``Slots`` holds the job searched in each of the
 B trees of the device batch. A job leaves its slot as soon as it is finished or
 terminated, and the next job takes the slot (lc3's streaming / LLM servers' continuous
-batching). Pure Python: no device state here (see ``slots.SlotBatch``).
+batching). When no slot is free, a queued job of a higher priority pre-empts a searching
+job of a lower one, which goes back to the queue and starts over later. Pure Python: no
+device state here (see ``slots.SlotBatch``).
 """
 
 from __future__ import annotations
@@ -92,6 +94,23 @@ class JobQueue:
     def pop(self) -> Job | None:
         return heapq.heappop(self._heap)[2] if self._heap else None
 
+    def peek(self) -> Job | None:
+        """The job ``pop`` would return, left in the queue."""
+        return self._heap[0][2] if self._heap else None
+
+    def first(self, count: int) -> list[Job]:
+        """The ``count`` jobs ``pop`` would return next, in that order, left in the queue."""
+        return [e[2] for e in heapq.nsmallest(count, self._heap)]
+
+    def requeue(self, job: Job) -> None:
+        """Put back a job taken from its slot: it keeps its place by priority and arrival,
+        and starts over when it gets a slot again."""
+        job.slot = None
+        job.started = None
+        job.next_report = None
+        job.simulations = 0
+        heapq.heappush(self._heap, (-job.priority, job.seq, job))
+
     def remove(self, predicate: Callable[[Job], bool]) -> list[Job]:
         """Take out the jobs matching ``predicate`` (in queue order)."""
         keep, taken = [], []
@@ -126,6 +145,14 @@ class Slots:
         if self.jobs[slot] is not None:
             raise RuntimeError(f"slot {slot} is busy")
         self.jobs[slot] = job
+
+    def preemptible(self, priority: int) -> int | None:
+        """The slot a queued job of ``priority`` may take when none is free: of the jobs
+        with a lower priority, the lowest, then the one with the fewest simulations (the
+        least work lost), then the latest arrival; None if every job ranks as high."""
+        lower = [(job.priority, job.simulations, -job.seq, slot)
+                 for slot, job in self.active() if job.priority < priority]
+        return min(lower)[3] if lower else None
 
     def release(self, slot: int) -> Job:
         job = self.jobs[slot]

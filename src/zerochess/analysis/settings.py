@@ -58,6 +58,9 @@ class EngineSettings:
     chunk_seconds: float = 0.05  # target duration of one device run between scheduler turns
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     quit_without_waiting: bool = False
+    # a queued turn of a higher priority takes a searching lower one's slot when none is
+    # free (the lower one starts over later); False: it waits for a slot to free
+    preempt_lower_priorities: bool = True
     search: Any = None  # SearchConfig; None: lc0 defaults
 
     def __post_init__(self) -> None:
