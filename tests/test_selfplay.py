@@ -425,3 +425,35 @@ def test_tree_reuse_per_side(tmp_path):
     assert tiny_config().white.tree_reuse is False
     with pytest.raises(ConfigError, match="tree_reuse"):
         tiny_config(white={"name": "x", "tree_reuse": "yes"})
+
+
+def test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges():
+    """A game's trees are sized nodes + 1. In this queen-odds middlegame the search's
+    default edge pool (40 per node on average) fills before 32 simulations, dropping one;
+    the game backend's trees hold every legal move of every node, so their search equals
+    the same search in a tree twice as large (where the default pool has room)."""
+    import numpy as np
+
+    from zerochess.games.players import SearchBackend
+    from zerochess.neural import load_model
+    from zerochess.search import SearchConfig, Searcher
+
+    board = chess.Board("rnb1k1nr/p1p2ppp/1p4q1/2bpp3/2P1PP2/8/P2B1NPP/RN1QKB1R w KQkq - 0 8")
+    model = load_model("resnet:2x16")
+    cfg = SearchConfig(dirichlet_epsilon=0.25, dirichlet_alpha=0.3, fpu_absolute_root=True,
+                       fpu_value_root=1.0, mate_check=True)
+    seeds = [1062] * 8
+
+    def search(searcher):
+        batch = searcher.run(searcher.init([board] * 8, [cfg] * 8, seed=seeds), 32)
+        return searcher.results(batch)[0]
+
+    default = search(Searcher(model, max_nodes=33))
+    assert default.dropped_simulations > 0  # the failure this guards against still exists
+    large = search(Searcher(model, max_nodes=65))
+    assert large.dropped_simulations == 0
+    [game] = SearchBackend(model, batch_size=8, max_nodes=33).search(
+        [board], [cfg], [32], [1062], size=8)
+    assert game.dropped_simulations == 0
+    np.testing.assert_array_equal(game.visits, large.visits)
+    assert game.best_move == large.best_move

