@@ -344,16 +344,12 @@ def load(name: str, key: str, in_tree: Any) -> tuple[Any, dict] | None:
         found = _take_preloaded(path.name)
         if found is None:
             try:
-                header, payload = _read(path)
+                found = _read_and_deserialize(path)
             except OSError:
                 return None
-            if header.get("key") != digest:
-                raise ValueError("the file holds another program")
-            stored_in, compiled = _deserialize(payload)
-        else:
-            header, stored_in, compiled = found
-            if header.get("key") != digest:
-                raise ValueError("the file holds another program")
+        header, stored_in, compiled = found
+        if header.get("key") != digest:
+            raise ValueError("the file holds another program")
         extra = header.get("extra", {})
         if callable(in_tree):
             in_tree = in_tree(extra)
@@ -441,7 +437,7 @@ def preloading(tag: str, workers: int | None = None) -> Iterator[int]:
                 if future is not None:
                     future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
-        if used and sorted(used) != sorted(names):
+        if used and used != set(names):
             with contextlib.suppress(OSError):
                 directory.mkdir(parents=True, exist_ok=True)
                 tmp = manifest.with_name(manifest.name + ".tmp")
