@@ -173,7 +173,8 @@ class Searcher:
         the machine has more than one core, used for large steps only).
       shards: split a batch into this many equal shards, each its own state, whose
         steps are pipelined (one's network runs while the other is expanded on the
-        host; on a CPU, two networks run on two cores). Default: 2 when L = 1 and the
+        host; on a CPU without an evaluation cache, each shard has its own host thread
+        and two networks run on two cores). Default: 2 when L = 1 and the
         batch splits into shards of >= 8 trees, else 1. Results do not depend on it.
       groups: groups of leaves in flight per shard (1 or 2): with 2 (the default when
         L > 1), one group is expanded on the host while the other is evaluated, and
@@ -670,8 +671,7 @@ class Searcher:
                 lambda left, other=other: progress(total - left - other, total))
             states, self._cache = loop.run_pipeline(
                 self._programs(size, net_params), states, self._cache, limits, self.groups,
-                deadline,
-                stats, report)
+                deadline, stats, report, threads=jax.default_backend() == "cpu")
             # Wait here: a caller reading results, or the interpreter exiting, must not find
             # the device still writing these trees.
             states = jax.block_until_ready(states)

@@ -13,14 +13,18 @@ keep them between processes):
 the batch (its own ``SearchState``) and a group of leaves of it. While the device runs
 one lane's network, the host expands another lane's leaves (python-chess): the lanes'
 programs are dispatched in an order that lets jax's asynchronous dispatch overlap the
-two, on an accelerator's single stream as on the CPU (where two networks in flight
-also run on two cores at once). A lane's trees see the other lanes' leaves of the same
-trees as visits in flight.
+two on an accelerator's stream. jax's CPU backend runs the programs of one host thread
+one at a time, so on a CPU each shard gets its own host thread (without a cache), or
+the networks run on helper threads: two networks then run on two cores at once, and
+beside the host's expansion. A lane's trees see the other
+lanes' leaves of the same trees as visits in flight.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -333,19 +337,81 @@ class _Lane:
 def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache | None,
                  limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
                  stats: PipelineStats | None = None,
-                 progress: Callable[[int], None] | None = None
+                 progress: Callable[[int], None] | None = None,
+                 threads: bool = False
                  ) -> tuple[list[SearchState], EvalCache | None]:
     """Simulate every shard until its trees reach ``limits`` (or are stopped), or until the
     host clock passes ``deadline`` (``time.perf_counter()``; then the groups in flight are
     finished and no new ones started).
+
+    ``threads`` (for jax's CPU backend, which runs the programs dispatched by one host
+    thread one after another: two networks dispatched back to back take twice as long
+    as one, those of two threads run on two cores at once):
+
+    - several shards and no cache: each shard is driven from its own host thread
+      (``run_lanes`` per shard). Not with a cache: the shards would share it, and the
+      order of its writes (hence results under a partial cache key) would depend on
+      thread timing.
+    - otherwise the networks (pure functions of their inputs) run on helper threads
+      while this thread expands, gathers and backs up the other lanes.
+
+    Results do not depend on ``threads``.
+    """
+    stats = stats if stats is not None else PipelineStats()
+    if not threads:
+        return run_lanes(programs, states, cache, limits, groups, deadline, stats, progress)
+    if len(states) < 2 or cache is not None:
+        with concurrent.futures.ThreadPoolExecutor(len(states) * groups) as networks:
+            return run_lanes(programs, states, cache, limits, groups, deadline, stats,
+                             progress, networks=networks)
+    lock = threading.Lock()
+    remaining: dict[int, int] = {}
+
+    def run_shard(k: int) -> SearchState:
+        own = PipelineStats()
+
+        def report(left: int) -> None:
+            with lock:
+                remaining[k] = left
+                if progress is not None and len(remaining) == len(states):
+                    progress(sum(remaining.values()))
+
+        (state,), _ = run_lanes(programs, [states[k]], None, [limits[k]], groups, deadline,
+                                own, report, cancelled)
+        with lock:
+            for f in dataclasses.fields(own):
+                setattr(stats, f.name, getattr(stats, f.name) + getattr(own, f.name))
+        return state
+
+    cancelled = threading.Event()
+    with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
+        futures = [pool.submit(run_shard, k) for k in range(len(states))]
+        try:
+            return [f.result() for f in futures], None
+        except BaseException:
+            # e.g. KeyboardInterrupt in this thread: the shards finish the groups in
+            # flight and start no more, so the pool's exit does not wait for the search
+            cancelled.set()
+            raise
+
+
+def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | None,
+              limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
+              stats: PipelineStats | None = None,
+              progress: Callable[[int], None] | None = None,
+              cancelled: threading.Event | None = None,
+              networks: concurrent.futures.Executor | None = None
+              ) -> tuple[list[SearchState], EvalCache | None]:
+    """``run_pipeline`` from one host thread: every shard's lanes in turn (``cancelled``
+    set: as past the deadline).
 
     ``groups`` lanes per shard are kept in flight (see the module docstring). A lane
     cycles: its leaves are fetched and expanded on the host; its ``prepare`` is
     dispatched; then the ``finish_select`` of the lane evaluated before it (back up, then
     gather that lane's next group); then this lane's ``network``. So the other lane's
     next leaves are gathered ahead of this network in the device's queue and can be
-    expanded on the host while it runs, and on a CPU the two lanes' networks can run at
-    once (neither waits for the other's backup). With one lane every step is gather,
+    expanded on the host while it runs (neither network waits for the other lane's
+    backup). With one lane every step is gather,
     expand, evaluate (one program), back up and gather again (one program).
 
     The network of a step runs on the smallest compiled batch that holds the new,
@@ -359,7 +425,8 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
     remaining: dict[int, int] = {}
 
     def late() -> bool:
-        return deadline is not None and time.perf_counter() > deadline
+        return ((deadline is not None and time.perf_counter() > deadline)
+                or (cancelled is not None and cancelled.is_set()))
 
     def select(lane: _Lane) -> None:
         state, leaves, request, left = programs.select(states[lane.shard], limits[lane.shard])
@@ -391,6 +458,8 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
     def finish(lane: _Lane) -> None:
         nonlocal cache
         s = lane.shard
+        if isinstance(lane.outputs, concurrent.futures.Future):
+            lane.outputs = lane.outputs.result()
         if lane.exhausted:
             states[s], cache = programs.finish(states[s], cache, lane.leaves, lane.prepared,
                                                lane.outputs)
@@ -428,6 +497,7 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
         if nxt.stage == "evaluating":
             finish(nxt)
         if net is not None:
-            cur.outputs = programs.network(net, rows)
+            cur.outputs = (programs.network(net, rows) if networks is None
+                           else networks.submit(programs.network, net, rows))
             cur.stage = "evaluating"
     return states, cache
