@@ -16,8 +16,8 @@ programs are dispatched in an order that lets jax's asynchronous dispatch overla
 two on an accelerator's stream. jax's CPU backend runs the programs of one host thread
 one at a time, so on a CPU each shard gets its own host thread (without a cache), or
 the networks run on helper threads: two networks then run on two cores at once, and
-beside the host's expansion. A lane's trees see the other
-lanes' leaves of the same trees as visits in flight.
+beside the host's expansion. A lane's trees see the other lanes' leaves of the same
+trees as visits in flight.
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ class _Lane:
     request: Any = None
     left: Any = None
     prepared: Prepared | None = None
-    outputs: LeafOutputs | None = None
+    outputs: LeafOutputs | concurrent.futures.Future | None = None
 
 
 def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache | None,
@@ -358,7 +358,7 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
     Results do not depend on ``threads``.
     """
     stats = stats if stats is not None else PipelineStats()
-    if not threads:
+    if not threads or len(states) * groups < 2:
         return run_lanes(programs, states, cache, limits, groups, deadline, stats, progress)
     if len(states) < 2 or cache is not None:
         with concurrent.futures.ThreadPoolExecutor(len(states) * groups) as networks:
@@ -411,8 +411,9 @@ def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | 
     gather that lane's next group); then this lane's ``network``. So the other lane's
     next leaves are gathered ahead of this network in the device's queue and can be
     expanded on the host while it runs (neither network waits for the other lane's
-    backup). With one lane every step is gather,
-    expand, evaluate (one program), back up and gather again (one program).
+    backup). With one lane every step is gather, expand, evaluate (one program), back up
+    and gather again (one program). ``networks``: an executor the networks are
+    submitted to (their outputs are awaited at the lane's backup).
 
     The network of a step runs on the smallest compiled batch that holds the new,
     ongoing leaves the host expanded (cache hits and repetition draws among them, known
