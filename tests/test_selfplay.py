@@ -12,6 +12,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import numpy as np
 import pytest
 import yaml
 
@@ -29,7 +30,10 @@ from zerochess.games import (
     run_selfplay,
 )
 from zerochess.games.openings import book_line, write_polyglot_book
+from zerochess.games.players import SearchBackend
 from zerochess.games.records import read_pgn_games
+from zerochess.neural import load_model
+from zerochess.search import SearchConfig, Searcher
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -432,12 +436,6 @@ def test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges():
     default edge pool (40 per node on average) fills before 32 simulations, dropping one;
     the game backend's trees hold every legal move of every node, so their search equals
     the same search in a tree twice as large (where the default pool has room)."""
-    import numpy as np
-
-    from zerochess.games.players import SearchBackend
-    from zerochess.neural import load_model
-    from zerochess.search import SearchConfig, Searcher
-
     board = chess.Board("rnb1k1nr/p1p2ppp/1p4q1/2bpp3/2P1PP2/8/P2B1NPP/RN1QKB1R w KQkq - 0 8")
     model = load_model("resnet:2x16")
     cfg = SearchConfig(dirichlet_epsilon=0.25, dirichlet_alpha=0.3, fpu_absolute_root=True,

