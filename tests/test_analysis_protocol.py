@@ -21,7 +21,7 @@ from zerochess.analysis.protocol import (
     history_base,
     parse_line,
 )
-from zerochess.analysis.report import q_to_cp, winrate_lcb
+from zerochess.analysis.report import _values, winrate_lcb
 from zerochess.analysis.scheduler import JobQueue, Slots
 from zerochess.analysis.settings import EngineSettings
 from zerochess.chess.history import root_history
@@ -392,11 +392,26 @@ def test_slots_and_report_cadence():
 
 # --- values ---------------------------------------------------------------------------------
 
-def test_q_to_cp_is_lc0s_older_formula():
-    for q in (-0.9, -0.3, 0.0, 0.25, 0.8):
-        assert q_to_cp(q) == round(111.714640912 * math.tan(1.5620688421 * q))
-    assert q_to_cp(0.5) == 111 and q_to_cp(-0.5) == -111  # 111.7146 * tan(0.78103) = 111.01
-    assert math.isfinite(q_to_cp(1.0)) and q_to_cp(2.0) == q_to_cp(1.0)
+def _lc0_wdl_mu_cp(w: float, d: float) -> int:
+    """lc0's ScoreType WDL_mu written out (search/classic/search.cc, default
+    WDLCalibrationElo 0): 100 mu of the logistic fit, truncated toward zero."""
+    loss = 1.0 - w - d
+    a, b = math.log(1 / loss - 1), math.log(1 / w - 1)
+    return math.trunc(100 * (a - b) / (a + b))
+
+
+def test_score_cp_is_lc0s_default_score_type():
+    for w, d in ((0.4, 0.4), (0.203, 0.582), (0.1, 0.3), (0.6, 0.35), (0.02, 0.9)):
+        values = _values(w, d, 0.0, flip=False)
+        assert values["scoreCp"] == _lc0_wdl_mu_cp(w, d), (w, d)
+        # the other side's view: W and L swap, the score changes sign
+        assert _values(w, d, 0.0, flip=True)["scoreCp"] == -values["scoreCp"]
+    # a draw score moves q, not WDL_mu (which reads W, D, L)
+    plain, scored = _values(0.2, 0.6, 0.0, False), _values(0.2, 0.6, 0.3, False)
+    assert scored["q"] != plain["q"] and scored["scoreCp"] == plain["scoreCp"]
+    # no draws (a network without a WDL spread): lc0 falls back to 45 tan(1.56728 (W - L))
+    fallback = math.trunc(45 * math.tan(1.56728071628 * 0.4))
+    assert _values(0.7, 0.0, 0.0, False)["scoreCp"] == fallback
 
 
 def test_lcb_matches_katagos_formula_with_bernoulli_variance():

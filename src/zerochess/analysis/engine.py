@@ -130,7 +130,7 @@ class Engine:
     # --- setup ---------------------------------------------------------------------------
 
     def _build_batch(self, settings: EngineSettings):
-        from zerochess.analysis.slots import SlotBatch, UnsupportedError, make_searcher
+        from zerochess.analysis.slots import SlotBatch, make_searcher
         from zerochess.neural import load_model
         from zerochess.search.api import check_tree_memory
 
@@ -142,12 +142,9 @@ class Engine:
             raise UserError(f"model file not found: {err.filename or settings.model}") from None
         except ValueError as err:
             raise UserError(str(err)) from None
-        try:
-            searcher = make_searcher(model, settings.tree_nodes, settings.leaves_per_step,
-                                     settings.workers, settings.nn_cache_size,
-                                     settings.cache_history_length)
-        except UnsupportedError as err:
-            raise UserError(str(err)) from None
+        searcher = make_searcher(model, settings.tree_nodes, settings.leaves_per_step,
+                                 settings.workers, settings.nn_cache_size,
+                                 settings.cache_history_length)  # ConfigError: a UserError
         self._log(f"compiling for {settings.slots} slots of {settings.tree_nodes} nodes "
                   f"(model {settings.model})")
         batch = SlotBatch(searcher, settings.slots)

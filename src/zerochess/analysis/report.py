@@ -2,7 +2,8 @@
 
 Values are from the side to move unless the query asks for ``reportAnalysisWinratesAs``
 WHITE or BLACK. ``winrate``/``drawrate`` are W and D of the WDL, ``q`` = W - L + draw score
-* D (lc0's Q), ``scoreCp`` a centipawn reading of Q, ``scoreMate`` mate in moves (positive:
+* D (lc0's Q), ``scoreCp`` the centipawns lc0 (and ``zerochess uci``/``analyse``) print for
+these values with lc0's default ``ScoreType`` ``WDL_mu``, ``scoreMate`` mate in moves (positive:
 the side to move mates) where the search proved it, ``lcb`` a lower confidence bound of
 the winrate.
 """
@@ -18,16 +19,9 @@ import numpy as np
 
 from zerochess.analysis.scheduler import Job
 from zerochess.search.results import SearchResult
+from zerochess.search.scores import DEFAULT_SCORE_TYPE, centipawns
 
 DIGITS = 8  # significant digits of reported floats (KataGo's OUTPUT_PRECISION)
-
-
-def q_to_cp(q: float) -> int:
-    """Centipawns from Q: ``111.714640912 * tan(1.5620688421 * Q)`` (lc0's older formula,
-    seed 002)."""
-    # TODO(core): zerochess.search.scores.q_to_cp with lc0's current default (issue 11).
-    q = max(-1.0, min(1.0, float(q)))
-    return int(round(111.714640912 * math.tan(1.5620688421 * q)))
 
 
 def winrate_lcb(winrate: float, visits: int, stdevs: float) -> float:
@@ -74,7 +68,8 @@ def _values(w: float, d: float, draw_score: float, flip: bool) -> dict[str, Any]
     if flip:
         w, loss = loss, w
     q = w - loss + draw_score * d
-    return {"winrate": _num(w), "drawrate": _num(d), "q": _num(q), "scoreCp": q_to_cp(q)}
+    return {"winrate": _num(w), "drawrate": _num(d), "q": _num(q),
+            "scoreCp": centipawns(w - loss, d, q, DEFAULT_SCORE_TYPE)}
 
 
 def analysis_response(job: Job, result: SearchResult, pv_visits: np.ndarray, during: bool,

@@ -1,16 +1,13 @@
 """The device side of continuous batching: B search trees, one per slot, refilled one
 slot at a time without recompiling.
 
-``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``: the
-seams where the search-core contract (``notes/SEARCH_API.md``) will plug in are marked
-``TODO(core)``. A slot is refilled with ``Searcher.reset`` (slots, configs, seeds and the
+``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``. A slot is refilled with ``Searcher.reset`` (slots, configs, seeds and the
 query's move filters are data, so every refill reuses the compiled programs).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import time
 from collections.abc import Sequence
@@ -31,24 +28,13 @@ from zerochess.search.results import SearchResult, read_results, summarize
 from zerochess.search.tree import Tree, node_edges
 
 
-class UnsupportedError(ValueError):
-    """The search core cannot do this yet (a feature of the engine contract still to land)."""
-
-
 def make_searcher(model: Model, max_nodes: int, leaves_per_step: int = 1,
                   workers: int | None = None, cache_size: int = 0,
                   cache_history_length: int = 7) -> Searcher:
-    """The engine's ``Searcher``; options the core does not take yet are refused clearly."""
-    params = inspect.signature(Searcher).parameters
-    kwargs: dict = {"max_nodes": max_nodes, "num_workers": workers, "cache_size": cache_size,
-                    "cache_history_length": cache_history_length}
-    if "leaves_per_step" in params:
-        kwargs["leaves_per_step"] = leaves_per_step
-    elif leaves_per_step != 1:
-        # TODO(core): multi-leaf gathering (issue 10) takes Searcher(leaves_per_step=L).
-        raise UnsupportedError(f"--leaves-per-step {leaves_per_step}: the search core gathers "
-                               "one leaf per tree per step for now (multi-leaf: issue 10)")
-    return Searcher(model, **kwargs)
+    """The engine's ``Searcher`` (L leaves per tree and step, a shared evaluation cache)."""
+    return Searcher(model, max_nodes=max_nodes, leaves_per_step=leaves_per_step,
+                    num_workers=workers, cache_size=cache_size,
+                    cache_history_length=cache_history_length)
 
 
 @dataclasses.dataclass
