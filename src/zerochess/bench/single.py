@@ -134,7 +134,7 @@ def run_single(model: Any, lc0_path: str, weights: str, grid: dict[str, Any],
                 f"network rows used {cfg.extra['network_rows_used']}/"
                 f"{cfg.extra['network_rows_available']})")
         theirs = []
-        for threads in range(1, _cores() + 1):
+        for threads in grid.get("threads") or range(1, _cores() + 1):
             for minibatch in grid["minibatch"]:
                 cfg = run_lc0(lc0_path, weights, part, visits, threads, minibatch)
                 theirs.append(cfg)
