@@ -2,11 +2,12 @@
 session: ``zerochess bench --vs-lc0 --single`` (``zerochess.bench.single.run_single``)
 with the full run's visit counts and positions (32 at 800 visits, 8 at 10,000), but
 
-- zerochess L in {8, 16, 32, 64} (the full grid adds 128 and 256; every ``--quick``
+- zerochess L in {8, 16, 32} (the full grid adds 64, 128 and 256; every ``--quick``
   record on this CPU has nodes/s falling from L = 16 to 32 to 64);
 - lc0 with all cores only (``Threads`` = cores; Threads = 1 was slower in every
-  ``--quick`` record here) and ``MinibatchSize`` in {default, 16, 32, 64} (the full
-  grid adds 128 and 256, left out for time).
+  ``--quick`` record here) and ``MinibatchSize`` in {default, 16, 32} (the full grid
+  adds 64, 128 and 256, left out for time; 32 was the best of {default, 32} in every
+  ``--quick`` record).
 
     python benchmarks/single_800_10000.py OUT.json
 """
@@ -21,7 +22,7 @@ from zerochess.bench.single import RATIO_PREFIX, run_single
 from zerochess.neural import load_model
 
 GRID = {"visits": (800, 10_000), "positions": {800: 32, 10_000: 8},
-        "leaves": (8, 16, 32, 64), "minibatch": (0, 16, 32, 64),
+        "leaves": (8, 16, 32), "minibatch": (0, 16, 32),
         "threads": (len(os.sched_getaffinity(0)),)}
 
 
