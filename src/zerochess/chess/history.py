@@ -24,17 +24,18 @@ flag.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, NamedTuple
 
 import chess
 import numpy as np
 
 from zerochess.chess.state import board_codes, castling_bits, from_board, position_hash
-
-INPUT_POSITIONS = 8  # positions the 112-plane input shows: the current one, then 7 before it
-PAST_POSITIONS = INPUT_POSITIONS - 1  # positions before the current one that the input shows
-REPETITION_WINDOW = 100  # positions before a search root whose keys the search keeps
-MAX_REPETITIONS = 2  # earlier occurrences are counted up to this (2: a third occurrence)
+from zerochess.chess.types import (  # noqa: F401 - re-exported (the old import path)
+    INPUT_POSITIONS,
+    MAX_REPETITIONS,
+    PAST_POSITIONS,
+    REPETITION_WINDOW,
+    RootHistory,
+)
 
 _START_CODES = board_codes(chess.Board())
 
@@ -58,17 +59,6 @@ def earlier_occurrences(key: Hashable, earlier: Sequence[Hashable], limit: int) 
             count += 1
             nearest = nearest or j
     return count, nearest
-
-
-class RootHistory(NamedTuple):
-    """What a search rooted at a position knows of the game before it (a pytree; batches
-    add leading dimensions)."""
-
-    boards: Any  # int8 [..., 7, 64] the positions 1..7 plies back (input slots 1..7)
-    repeated: Any  # bool [..., 7] their lc0 "occurred before" flags
-    keys: Any  # uint32 [..., 100, 2] position_hash of up to 100 positions back, newest first
-    num_keys: Any  # int32 [...] valid rows of ``keys``
-    repetitions: Any  # int8 [...] earlier occurrences of the root itself (capped at 2)
 
 
 # --- python-chess game history -> lc0 history slots ------------------------------------------

@@ -17,8 +17,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-NUM_MOVES = 1858
-MAX_LEGAL_MOVES = 218  # most legal moves of any chess position
+from zerochess.chess.types import MAX_LEGAL_MOVES, NUM_MOVES  # noqa: F401 - re-exported
 
 _PROMO_PIECES = (chess.QUEEN, chess.ROOK, chess.BISHOP)
 _PROMO_CHAR = {chess.QUEEN: "q", chess.ROOK: "r", chess.BISHOP: "b"}

@@ -2,7 +2,7 @@
 
 ``expand_batch`` applies one lc0 policy move to each parent position of a batch
 and describes the resulting child: its compact arrays, its legal moves as 1858
-indices (python-chess legal-move order) and its terminal status.
+indices (ascending, the order every rules backend uses) and its terminal status.
 
 Speed: bitboards are packed/unpacked with numpy over the whole batch; the only
 per-row Python work is assigning them to one reused ``chess.Board``, ``push``,
@@ -12,80 +12,26 @@ import jax: it runs inside ``Expander`` worker processes.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import chess
 import numpy as np
 
 from zerochess.chess import policy_map
-from zerochess.chess.state import (
+from zerochess.chess.state import castling_fields
+from zerochess.chess.types import (  # noqa: F401 - GameStatus, Expansion re-exported
     CASTLE_BK,
     CASTLE_BQ,
     CASTLE_WK,
     CASTLE_WQ,
+    Expansion,
+    GameStatus,
     PositionArrays,
-    castling_fields,
-    empty_positions,
 )
-
-
-class GameStatus(enum.IntEnum):
-    """Whether the game goes on at a position, or how it ended there (stored as int8)."""
-
-    ONGOING = 0
-    CHECKMATE = 1  # the side to move is mated
-    STALEMATE = 2
-    INSUFFICIENT = 3  # insufficient material
-    RULE50 = 4  # halfmove clock >= 100
-    REPETITION = 5  # set by the search on the device only: it needs the path to the root
-
 
 _K = policy_map.MAX_LEGAL_MOVES
 _PIECE_CODES = np.arange(1, 13, dtype=np.int8)  # 1..6 white P..K, 7..12 black P..K
 _TYPE_WEIGHTS = np.arange(1, 7, dtype=np.int8)[None, :, None]  # [1, 6, 1]
-
-
-class Expansion(NamedTuple):
-    """Result of ``expand_batch`` for a batch of ``n`` rows (also a jax pytree)."""
-
-    child: PositionArrays  # board int8[n,64]; turn, ep int8[n]; castling, rule50, fullmove int32[n]
-    legal: np.ndarray  # int16 [n, 218]: child's legal moves as 1858 indices, -1 padded
-    num_legal: np.ndarray  # int16 [n]
-    status: np.ndarray  # int8 [n]: GameStatus of the child
-    # int16 [n]: where the mate check was asked for, the slot (index into ``legal``) of a
-    # move that mates at once, the first in legal-move order; -1 otherwise
-    mate_slot: np.ndarray
-
-    @classmethod
-    def empty(cls, n: int) -> Expansion:
-        """``n`` rows with nothing expanded: the shape and dtype of every field (what the
-        search tells ``jax.pure_callback`` to expect) and the values of rows left unexpanded."""
-        return cls(child=empty_positions(np, (n,)), legal=np.full((n, _K), -1, np.int16),
-                   num_legal=np.zeros(n, np.int16), status=np.zeros(n, np.int8),
-                   mate_slot=np.full(n, -1, np.int16))
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """All fields as one flat tuple (the child's fields first)."""
-        return (*self.child, self.legal, self.num_legal, self.status, self.mate_slot)
-
-    @classmethod
-    def from_arrays(cls, arrays: Sequence[np.ndarray]) -> Expansion:
-        """Inverse of ``arrays``."""
-        n = len(PositionArrays._fields)
-        return cls(PositionArrays(*arrays[:n]), *arrays[n:])
-
-    @classmethod
-    def concatenate(cls, parts: Sequence[Expansion]) -> Expansion:
-        """The rows of ``parts``, in order."""
-        return cls.from_arrays([np.concatenate(f) for f in zip(*(p.arrays() for p in parts),
-                                                               strict=True)])
-
-    def set_rows(self, rows: np.ndarray, part: Expansion) -> None:
-        """Write ``part`` (one row per entry of ``rows``) into these arrays, in place."""
-        for dst, src in zip(self.arrays(), part.arrays(), strict=True):
-            dst[rows] = src
 
 
 def _bitboards(board: np.ndarray) -> np.ndarray:
@@ -244,6 +190,15 @@ def checking_mate_in_two(board: chess.Board, moves: Sequence[chess.Move]) -> int
     return -1
 
 
+def _index_order(board: chess.Board, moves: Sequence[chess.Move]) -> np.ndarray:
+    """The order that sorts ``moves`` (legal in ``board``, chess960 mode) by 1858 index."""
+    flip = 0 if board.turn else 56
+    idx = policy_map.index_array(np.array([m.from_square for m in moves]) ^ flip,
+                                 np.array([m.to_square for m in moves]) ^ flip,
+                                 np.array([m.promotion or 0 for m in moves]))
+    return np.argsort(idx, kind="stable")
+
+
 def expand_batch(parent: PositionArrays, move_index: np.ndarray,
                  mate_check: np.ndarray | None = None) -> Expansion:
     """Play ``move_index[i]`` in ``parent[i]`` and describe each child.
@@ -257,7 +212,8 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray,
         move (``mating_move``; only where the game goes on), or None: no row.
 
     Returns:
-      ``Expansion`` with the child arrays [n], legal int16 [n, 218], num_legal int16 [n],
+      ``Expansion`` with the child arrays [n], legal int16 [n, 218] (ascending index),
+      num_legal int16 [n],
       status int8 [n] (``GameStatus``; never ``REPETITION``) and mate_slot int16 [n].
 
     Raises:
@@ -352,7 +308,7 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray,
         elif b.halfmove_clock >= 100:
             status[i] = GameStatus.RULE50
         elif check_l[i]:
-            mate_slot[i] = mating_move(b, moves)
+            mate_slot[i] = mating_move(b, [moves[k] for k in _index_order(b, moves)])
 
     types_a = np.array(out_types, np.uint64).reshape(n, 6)
     white_a = np.array(out_white, np.uint64).reshape(n)
@@ -382,5 +338,7 @@ def expand_batch(parent: PositionArrays, move_index: np.ndarray,
         starts = np.cumsum(counts_a) - counts_a
         col = np.arange(total) - np.repeat(starts, counts_a)
         legal[row, col] = idx
+        # one move order for every backend: ascending lc0 index (-1 padding stays last)
+        legal = np.sort(legal.view(np.uint16), axis=1).view(np.int16)
     return Expansion(child=child, legal=legal, num_legal=counts_a.astype(np.int16), status=status,
                      mate_slot=mate_slot)

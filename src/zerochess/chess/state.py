@@ -1,4 +1,4 @@
-"""Compact fixed-size position arrays shared by the host rules and the device tree.
+"""python-chess boards <-> the compact position arrays (``zerochess.chess.types``).
 
 One position is a handful of small integer fields (``PositionArrays``); a batch
 just adds leading dimensions. Squares use python-chess numbering (a1 = 0,
@@ -23,45 +23,35 @@ same for repetition exactly when all fields but ``rule50``/``fullmove`` match.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
 
 import chess
 import numpy as np
 
-EMPTY = 0
-NUM_PIECE_CODES = 13
+from zerochess.chess.keys import (  # noqa: F401 - re-exported (the old import path)
+    ZOBRIST_CASTLING,
+    ZOBRIST_EP,
+    ZOBRIST_PIECES,
+    ZOBRIST_ROOK_FILES,
+    ZOBRIST_TURN,
+    position_hash,
+)
+from zerochess.chess.types import (  # noqa: F401 - re-exported (the old import path)
+    CASTLE_BK,
+    CASTLE_BQ,
+    CASTLE_RIGHTS,
+    CASTLE_WK,
+    CASTLE_WQ,
+    EMPTY,
+    NUM_PIECE_CODES,
+    PositionArrays,
+    empty_positions,
+)
 
-CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ = 1, 2, 4, 8
-CASTLE_RIGHTS = 15  # the rights bits; the bits above hold the rooks' files
 # (right, colour, king side?, shift of its rook's file code)
 _CASTLE_FIELDS = ((CASTLE_WK, chess.WHITE, True, 4), (CASTLE_WQ, chess.WHITE, False, 7),
                   (CASTLE_BK, chess.BLACK, True, 10), (CASTLE_BQ, chess.BLACK, False, 13))
 # The halfmove clock and fullmove number are int32 (``zerochess.positions.MAX_COUNTER``
 # bounds them at the input, so that the network's float32 rule50 plane stays exact).
-
-
-class PositionArrays(NamedTuple):
-    """A position (or a batch of them, with leading dims) as fixed-size arrays."""
-
-    board: Any  # int8 [..., 64] piece codes
-    turn: Any  # int8 [...], 1 white to move, 0 black
-    castling: Any  # int32 [...], CASTLE_* rights and rook files
-    ep: Any  # int8 [...], legal en-passant target square or -1
-    rule50: Any  # int32 [...], halfmove clock
-    fullmove: Any  # int32 [...], fullmove number
-
-
-def empty_positions(xp: Any, shape: tuple[int, ...]) -> PositionArrays:
-    """Placeholder positions of batch ``shape`` (``xp`` = numpy or jax.numpy): an empty
-    board, black to move, no castling rights, no en passant, rule50 0, move 1."""
-    return PositionArrays(
-        board=xp.zeros((*shape, 64), xp.int8),
-        turn=xp.zeros(shape, xp.int8),
-        castling=xp.zeros(shape, xp.int32),
-        ep=xp.full(shape, -1, xp.int8),
-        rule50=xp.zeros(shape, xp.int32),
-        fullmove=xp.ones(shape, xp.int32),
-    )
 
 
 def piece_code(piece: chess.Piece | None) -> int:
@@ -176,47 +166,3 @@ def to_board(pos: PositionArrays) -> chess.Board:
     board.halfmove_clock = int(pos.rule50)
     board.fullmove_number = int(pos.fullmove)
     return board
-
-
-# --- Zobrist-style hashing, identical in numpy and jax.numpy --------------------------------
-
-def _zobrist_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0x5EC7C0DE)
-    pieces = rng.integers(0, 2**32, size=(64, NUM_PIECE_CODES, 2), dtype=np.uint32)
-    pieces[:, EMPTY] = 0
-    turn = rng.integers(0, 2**32, size=(2, 2), dtype=np.uint32)
-    turn[0] = 0
-    castling = rng.integers(0, 2**32, size=(16, 2), dtype=np.uint32)
-    castling[0] = 0
-    ep = rng.integers(0, 2**32, size=(65, 2), dtype=np.uint32)
-    ep[64] = 0  # index 64 == no en passant (ep = -1)
-    return pieces, turn, castling, ep
-
-
-ZOBRIST_PIECES, ZOBRIST_TURN, ZOBRIST_CASTLING, ZOBRIST_EP = _zobrist_tables()
-# the castling rooks' files (bits 4-15 of the castling field); 0 (standard rooks) hashes to 0
-ZOBRIST_ROOK_FILES = np.random.default_rng(0x960).integers(0, 2**32, size=(4096, 2),
-                                                           dtype=np.uint32)
-ZOBRIST_ROOK_FILES[0] = 0
-
-
-def position_hash(xp: Any, board: Any, turn: Any, castling: Any, ep: Any) -> Any:
-    """64-bit position key as uint32 [..., 2]; works with ``xp`` = numpy or jax.numpy.
-
-    Equal keys mean equal board, side to move, castling rights and legal en passant
-    (the repetition identity); rule50 and move number are not part of it.
-    """
-    squares = xp.arange(64)
-    words = xp.asarray(ZOBRIST_PIECES)[squares, board.astype(xp.int32)]  # [..., 64, 2]
-    if xp is np:
-        acc = np.bitwise_xor.reduce(words, axis=-2)
-    else:
-        acc = words[..., 0, :]
-        for i in range(1, 64):
-            acc = acc ^ words[..., i, :]
-    acc = acc ^ xp.asarray(ZOBRIST_TURN)[turn.astype(xp.int32)]
-    castling = castling.astype(xp.int32)
-    acc = acc ^ xp.asarray(ZOBRIST_CASTLING)[castling & CASTLE_RIGHTS]
-    acc = acc ^ xp.asarray(ZOBRIST_ROOK_FILES)[(castling >> 4) & 0xFFF]
-    ep_i = xp.where(ep < 0, 64, ep).astype(xp.int32)
-    return acc ^ xp.asarray(ZOBRIST_EP)[ep_i]

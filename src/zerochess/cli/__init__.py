@@ -16,10 +16,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, train, uci
+from zerochess.cli import (
+    analyse,
+    analysis,
+    bench,
+    experiment,
+    match,
+    perft,
+    selfplay,
+    train,
+    uci,
+)
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci, perft)
 
 
 def build_parser() -> argparse.ArgumentParser:

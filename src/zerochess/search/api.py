@@ -572,7 +572,8 @@ class Searcher:
                                                else False))[0]:
             # the mate check at a root also looks for a mate in two that starts with a check
             board = boards[i]
-            moves = list(board.legal_moves)
+            # the first such check in ascending 1858 index (every backend's move order)
+            moves = sorted(board.legal_moves, key=lambda m, b=board: move_to_index(b, m))
             key = checking_mate_in_two(board.copy(stack=False), moves)
             if key >= 0:
                 index = move_to_index(board, moves[key])

@@ -42,7 +42,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.chess.state import PositionArrays
+from zerochess.chess.types import PositionArrays
 from zerochess.search.config import SearchParams
 from zerochess.search.selection import select_child, simulation_bits, uniform_at_depth
 from zerochess.search.tree import Tree, is_terminal, node_edges

@@ -16,7 +16,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.chess.history import PAST_POSITIONS, RootHistory
+from zerochess.chess.types import PAST_POSITIONS, RootHistory
 from zerochess.search.tree import Tree
 
 # (ply, cursor) -> (uint32 [2] key of the position ``ply`` plies back, cursor for ply + 1)

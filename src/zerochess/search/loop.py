@@ -34,9 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.chess.history import RootHistory
-from zerochess.chess.rules import Expansion
-from zerochess.chess.state import PositionArrays, position_hash
+from zerochess.chess.keys import position_hash
+from zerochess.chess.types import Expansion, PositionArrays, RootHistory
 from zerochess.search import step
 from zerochess.search.cache import EvalCache
 from zerochess.search.config import SearchParams

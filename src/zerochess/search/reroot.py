@@ -47,8 +47,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.chess.history import RootHistory
-from zerochess.chess.rules import GameStatus
+from zerochess.chess.types import GameStatus, RootHistory
 from zerochess.search.config import SearchParams
 from zerochess.search.step import _propagate_one
 from zerochess.search.tree import PRIOR_DTYPE, K, Tree, node_edges

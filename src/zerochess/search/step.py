@@ -28,10 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.chess.encoding import planes_from_arrays
-from zerochess.chess.history import MAX_REPETITIONS
-from zerochess.chess.rules import Expansion, GameStatus
-from zerochess.chess.state import PositionArrays, position_hash
+from zerochess.chess.keys import position_hash
+from zerochess.chess.planes import planes_from_arrays
+from zerochess.chess.types import MAX_REPETITIONS, Expansion, GameStatus, PositionArrays
 from zerochess.search import cache as eval_cache
 from zerochess.search.cache import EvalCache
 from zerochess.search.config import INFINITE_NSCL, SearchParams

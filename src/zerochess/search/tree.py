@@ -41,10 +41,15 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from zerochess.chess.history import PAST_POSITIONS, REPETITION_WINDOW, RootHistory
-from zerochess.chess.policy_map import MAX_LEGAL_MOVES
-from zerochess.chess.rules import GameStatus
-from zerochess.chess.state import PositionArrays, empty_positions
+from zerochess.chess.types import (
+    MAX_LEGAL_MOVES,
+    PAST_POSITIONS,
+    REPETITION_WINDOW,
+    GameStatus,
+    PositionArrays,
+    RootHistory,
+    empty_positions,
+)
 
 K = MAX_LEGAL_MOVES
 DEFAULT_EDGES_PER_NODE = 40

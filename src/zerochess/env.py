@@ -1,0 +1,254 @@
+"""A chess environment for JAX RL code, in pgx's conventions (``pgx.Env``), on the device
+rules (``zerochess.chess.device``): lc0's 1858 actions and 112 input planes.
+
+    env = zerochess.env.Env()
+    state = jax.vmap(env.init)(jax.random.split(key, 1024))      # or env.init_from_boards
+    state = jax.jit(jax.vmap(env.step))(state, actions)           # actions: int [1024]
+
+``State`` holds what pgx's does: ``current_player`` (0 or 1; which player plays white is
+drawn at ``init``), ``observation`` (float32 [112, 8, 8], lc0's planes for the side to
+move, history included), ``legal_action_mask`` (bool [1858]), ``rewards`` (float32 [2],
+by player), ``terminated``, ``truncated``; and the position itself.
+
+A game ends (``terminated``) at checkmate, stalemate, insufficient material, a halfmove
+clock of 100 (lc0 and pgx end it there; python-chess makes it a claim) and the third
+occurrence of a position (python-chess's identity: same pieces, side to move, castling
+rights, legal en passant; counted back to the last irreversible move). An illegal action
+loses the game for the player who played it (pgx's rule). ``truncated`` is set after
+``max_steps`` plies, if given. Stepping a finished game changes nothing and gives zero
+rewards; ``auto_reset`` restarts finished games for batched play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from zerochess.chess import device
+from zerochess.chess.device import tables
+from zerochess.chess.keys import position_hash
+from zerochess.chess.types import (
+    NUM_MOVES,
+    REPETITION_WINDOW,
+    GameStatus,
+    PositionArrays,
+)
+
+NUM_ACTIONS = NUM_MOVES
+_KEYS = REPETITION_WINDOW + 1  # the current position's key and the 100 before it
+
+
+@chex.dataclass(frozen=True)
+class State:
+    """One game (a batch adds leading dimensions)."""
+
+    current_player: chex.Array  # int32: the player (0 or 1) to move
+    observation: chex.Array  # float32 [112, 8, 8] lc0's planes for the side to move
+    legal_action_mask: chex.Array  # bool [1858]
+    rewards: chex.Array  # float32 [2] by player, from the last step
+    terminated: chex.Array  # bool
+    truncated: chex.Array  # bool
+    position: PositionArrays  # the current position
+    status: chex.Array  # int8 GameStatus (REPETITION for a threefold repetition)
+    boards: chex.Array  # int8 [8, 64] the position and the 7 before it (lc0's history)
+    repeated: chex.Array  # bool [8] their lc0 "occurred before" flags
+    keys: chex.Array  # uint32 [101, 2] repetition keys, the current position first
+    lc0_keys: chex.Array  # uint32 [101, 2] lc0's identity (its en-passant flag), same order
+    num_keys: chex.Array  # int32 valid rows of ``keys`` and ``lc0_keys``
+    player_order: chex.Array  # int32 [2] the players of white and black
+    step_count: chex.Array  # int32 plies played since init
+
+
+def _lc0_key(pos: PositionArrays, ep_square: jax.Array) -> jax.Array:
+    return position_hash(jnp, pos.board, pos.turn, pos.castling, ep_square)
+
+
+def _lc0_ep(parent: PositionArrays, child: PositionArrays, move: jax.Array) -> jax.Array:
+    """lc0's en-passant flag after ``move``: the square behind a pawn pushed two squares
+    when an enemy pawn stands beside it (pins not checked), else -1."""
+    played = device.apply_move(parent, move)
+    white = parent.turn == 1
+    flip = jnp.where(white, 0, 56)
+    idx = jnp.maximum(move, 0)
+    frm = jnp.asarray(tables.FROM_SQUARE)[idx] ^ flip
+    to = jnp.asarray(tables.TO_SQUARE)[idx] ^ flip
+    double = (played.piece_type == 1) & (jnp.abs(to - frm) == 16)
+    enemy_pawn = jnp.where(white, 7, 1)
+    file = to % 8
+    beside = ((file > 0) & (child.board[jnp.maximum(to - 1, 0)] == enemy_pawn)) | (
+        (file < 7) & (child.board[jnp.minimum(to + 1, 63)] == enemy_pawn))
+    return jnp.where(double & beside, (frm + to) // 2, -1)
+
+
+class Env:
+    """pgx-style chess environment (see the module docstring).
+
+    Args:
+      max_steps: plies after which a game is ``truncated`` (None: never).
+    """
+
+    id = "zerochess/chess"
+    num_players = 2
+    num_actions = NUM_ACTIONS
+    observation_shape = (112, 8, 8)
+
+    def __init__(self, max_steps: int | None = None):
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(
+                max_steps, int) or max_steps < 1):
+            from zerochess.errors import ConfigError, quote
+
+            raise ConfigError(f"max_steps must be a positive integer or None, got "
+                              f"{quote(max_steps)}")
+        self.max_steps = max_steps
+        import chess
+
+        self._start = start_states([chess.Board()])
+
+    def init(self, key: jax.Array) -> State:
+        """The standard start position; ``key`` draws which player plays white."""
+        state = jax.tree.map(lambda a: jnp.asarray(a[0]), self._start)
+        order = jnp.where(jax.random.bernoulli(key), jnp.array([1, 0], jnp.int32),
+                          jnp.array([0, 1], jnp.int32))
+        return state.replace(player_order=order, current_player=order[0])
+
+    def step(self, state: State, action: jax.Array) -> State:
+        """Play ``action`` (an lc0 1858 index) for the player to move."""
+        done = state.terminated | state.truncated
+        return jax.tree.map(lambda old, new: jnp.where(done, old, new), state.replace(
+            rewards=jnp.zeros(2, jnp.float32)), _step(state, action, self.max_steps))
+
+    def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
+        """The observation (lc0's planes always show the side to move)."""
+        return state.observation
+
+
+def _step(state: State, action: jax.Array, max_steps: int | None) -> State:
+    action = jnp.asarray(action, jnp.int32)
+    legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)] & (
+        action >= 0) & (action < NUM_ACTIONS)
+    move = jnp.where(legal, action, -1)
+    parent = state.position
+    child = device.apply_move(parent, move).child
+    d = device.describe(child)
+    child = d.position
+    key = position_hash(jnp, child.board, child.turn, child.castling, child.ep)
+    lc0_key = _lc0_key(child, _lc0_ep(parent, child, move))
+    earlier = state.keys[:REPETITION_WINDOW]
+    count = device.repetitions(key, earlier, state.num_keys, child.rule50)
+    lc0_count = device.repetitions(lc0_key, state.lc0_keys[:REPETITION_WINDOW],
+                                   state.num_keys, child.rule50)
+    status = jnp.where((d.status == GameStatus.ONGOING) & (count >= 2),
+                       jnp.int8(GameStatus.REPETITION), d.status)
+    mover = state.current_player
+    mated = status == GameStatus.CHECKMATE
+    win = jnp.where(jnp.arange(2) == mover, 1.0, -1.0).astype(jnp.float32)
+    rewards = jnp.where(legal, jnp.where(mated, win, 0.0), -win)
+    boards = jnp.concatenate([child.board[None], state.boards[:-1]])
+    repeated = jnp.concatenate([(lc0_count > 0)[None], state.repeated[:-1]])
+    step_count = state.step_count + 1
+    new = state.replace(
+        position=child, status=status.astype(jnp.int8),
+        legal_action_mask=jnp.where(legal, device.legal_mask(child), False),
+        observation=device.encode(boards, repeated, child.turn, child.castling, child.rule50),
+        rewards=rewards, terminated=(status != GameStatus.ONGOING) | ~legal,
+        truncated=jnp.asarray(False) if max_steps is None else step_count >= max_steps,
+        boards=boards, repeated=repeated,
+        keys=jnp.concatenate([key[None], state.keys[:-1]]),
+        lc0_keys=jnp.concatenate([lc0_key[None], state.lc0_keys[:-1]]),
+        num_keys=jnp.minimum(state.num_keys + 1, _KEYS),
+        current_player=state.player_order[1 - child.turn.astype(jnp.int32)],
+        step_count=step_count)
+    return new
+
+
+def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
+    """A batch of states from python-chess boards (host), their games included: the history
+    planes, the repetition keys of the positions before each one (up to 100) and lc0's
+    "occurred before" flags come from the boards' move stacks.
+
+    Args:
+      boards: python-chess boards (checked: an illegal or variant board raises
+        ``zerochess.PositionError``).
+      player_order: int [B, 2] the players of white and black (default: player 0 white).
+
+    Returns:
+      ``State`` [B] (numpy arrays).
+    """
+    import chess
+
+    from zerochess.chess import history as host_history
+    from zerochess.chess import state as host_state
+    from zerochess.chess.encoding import planes_from_arrays
+    from zerochess.chess.rules import expand_batch
+    from zerochess.positions import check_game
+
+    boards = [check_game(b) for b in boards]
+    n = len(boards)
+    pos = host_state.stack([host_state.from_board(b) for b in boards])
+    exp = expand_batch(pos, np.full(n, -1, np.int16))
+    mask = np.zeros((n, NUM_ACTIONS), bool)
+    for i in range(n):
+        mask[i, exp.legal[i, :exp.num_legal[i]]] = True
+    hist = [host_history.history_arrays(b) for b in boards]
+    keys = np.zeros((n, _KEYS, 2), np.uint32)
+    lc0_keys = np.zeros((n, _KEYS, 2), np.uint32)
+    num = np.zeros(n, np.int32)
+    status = exp.status.copy()
+    for i, b in enumerate(boards):
+        replay = b.root()
+        game_keys, game_lc0 = [], []
+        ep = replay.ep_square if replay.ep_square is not None else -1  # the FEN's, for lc0
+        for move in [None, *b.move_stack]:
+            if move is not None:
+                ep_file = host_history._lc0_ep_file_after(replay, move)
+                replay.push(move)
+                ep = -1 if ep_file < 0 else ep_file + (40 if replay.turn == chess.WHITE else 16)
+            p = host_state.from_board(replay)
+            game_keys.append(position_hash(np, p.board, p.turn, p.castling, p.ep))
+            game_lc0.append(position_hash(np, p.board, p.turn, p.castling, np.int8(ep)))
+        recent = list(range(len(game_keys) - 1, max(len(game_keys) - 1 - _KEYS, -1), -1))
+        keys[i, :len(recent)] = [game_keys[j] for j in recent]
+        lc0_keys[i, :len(recent)] = [game_lc0[j] for j in recent]
+        num[i] = len(recent)
+        count, _ = host_history.earlier_occurrences(keys[i, 0].tobytes(),
+                                                    [k.tobytes() for k in keys[i, 1:num[i]]],
+                                                    b.halfmove_clock)
+        if status[i] == GameStatus.ONGOING and count >= 2:
+            status[i] = GameStatus.REPETITION
+    hb = np.stack([h[0] for h in hist])
+    hr = np.stack([h[1] for h in hist])
+    order = (np.tile(np.array([0, 1], np.int32), (n, 1)) if player_order is None
+             else np.asarray(player_order, np.int32).reshape(n, 2))
+    turn = pos.turn.astype(np.int32)
+    return State(
+        current_player=order[np.arange(n), 1 - turn], legal_action_mask=mask,
+        observation=planes_from_arrays(np, hb, hr, pos.turn, pos.castling, pos.rule50),
+        rewards=np.zeros((n, 2), np.float32), terminated=status != GameStatus.ONGOING,
+        truncated=np.zeros(n, bool), position=pos, status=status.astype(np.int8), boards=hb,
+        repeated=hr, keys=keys, lc0_keys=lc0_keys, num_keys=num, player_order=order,
+        step_count=np.zeros(n, np.int32))
+
+
+def auto_reset(step_fn: Callable[[State, jax.Array], State],
+               init_fn: Callable[[jax.Array], State]
+               ) -> Callable[[State, jax.Array, jax.Array], State]:
+    """``step(state, action, key)`` that restarts a game as soon as it ends (terminated or
+    truncated) with ``init_fn(key)``, keeping the final step's rewards and flags (pgx's
+    ``auto_reset``): for one game; vmap it for a batch."""
+
+    def step(state: State, action: jax.Array, key: jax.Array) -> State:
+        state = step_fn(state, action)
+        fresh = init_fn(key).replace(rewards=state.rewards, terminated=state.terminated,
+                                     truncated=state.truncated)
+        return jax.tree.map(lambda a, b: jnp.where(state.terminated | state.truncated, a, b),
+                            fresh, state)
+
+    return step
+
+
+__all__ = ["NUM_ACTIONS", "Env", "State", "auto_reset", "start_states"]
