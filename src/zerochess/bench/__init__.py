@@ -20,6 +20,11 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
 - ``smart_pruning`` (``--smart-pruning``): visits saved by smart pruning and the best-move
   agreement kept, against the unpruned search and lc0's own figure;
 - ``puzzles`` (``--puzzles``): mate puzzles solved at the first move;
+- ``rules`` (``--rules``): expansions/s of the device rules against the host expander and
+  pgx's ``step`` (``ratio_device_vs_host_rules``);
+- ``device_search`` (``--device-search``): the search on device rules against the host
+  pipeline (``ratio_device_vs_host_search``), and on an accelerator against the network
+  alone;
 - ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
   positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
@@ -43,6 +48,8 @@ MODES: dict[str, str] = {
     "gpu_grid": "zerochess.bench.leaves",
     "vs_lc0": "zerochess.bench.lc0_peer",
     "layouts": "zerochess.bench.layouts",
+    "rules": "zerochess.bench.rules",
+    "device_search": "zerochess.bench.device_search",
 }
 DEFAULT_MODE = "zerochess.bench.throughput"
 

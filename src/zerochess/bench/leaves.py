@@ -48,10 +48,11 @@ GPU_TINY = {"models": ("resnet:1x8",), "points": ((2, 1), (2, 4)), "sims": 16}
 
 
 def run_point(model: Any, boards: Sequence[chess.Board], batch: int, leaves: int,
-              sims: int) -> dict[str, Any]:
-    """One timed search of ``batch`` positions (see the module docstring)."""
+              sims: int, rules: str | None = None) -> dict[str, Any]:
+    """One timed search of ``batch`` positions (see the module docstring); ``rules``: the
+    rules backend (default: ``Searcher``'s for this machine)."""
     rows = fill(boards, batch)
-    searcher = Searcher(model, max_nodes=sims + 1, leaves_per_step=leaves)
+    searcher = Searcher(model, max_nodes=sims + 1, leaves_per_step=leaves, rules=rules)
     start = time.perf_counter()
     searcher.results(searcher.run(searcher.init(rows, SearchConfig(), 1), min(sims, 4 * leaves)))
     compile_s = time.perf_counter() - start
@@ -62,7 +63,8 @@ def run_point(model: Any, boards: Sequence[chess.Board], batch: int, leaves: int
     stats = searcher.last_run
     res = searcher.results(done)
     return {"model": model.name, "batch": batch, "leaves": leaves, "sims": sims,
-            "groups": searcher.groups, "shards": len(done.shards), "compile_s": compile_s,
+            "rules": searcher.rules.name, "groups": searcher.groups,
+            "shards": len(done.shards), "compile_s": compile_s,
             "seconds": seconds, "sims_per_s": batch * sims / seconds,
             "collisions": sum(r.collisions for r in res),
             "dropped": sum(r.dropped_simulations for r in res),

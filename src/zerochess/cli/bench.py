@@ -19,6 +19,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="the analysis engine vs lc0 over UCI: positions/s and latency")
     mode.add_argument("--layouts", action="store_true",
                       help="one process's throughput by shards x expander workers")
+    mode.add_argument("--device-search", action="store_true",
+                      help="the search on device rules vs the host pipeline (and, on an "
+                      "accelerator, vs the network alone)")
+    mode.add_argument("--rules", action="store_true",
+                      help="expansions/s: device rules vs the host expander and pgx's step")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "

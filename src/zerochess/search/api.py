@@ -16,17 +16,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess import compile_cache
-from zerochess.chess import state as chess_state
+from zerochess.chess.backend import (
+    NoLegalMovesError,
+    Rules,
+    make_rules,
+    root_mate_slot,
+)
 from zerochess.chess.expander import Expander
 from zerochess.chess.history import root_history
-from zerochess.chess.policy_map import move_to_index
-from zerochess.chess.rules import GameStatus, checking_mate_in_two, mating_move
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.neural.model import Model
 from zerochess.positions import check_board
 from zerochess.program_store import Program, program
 from zerochess.search import cache as eval_cache
-from zerochess.search import loop, reroot, step
+from zerochess.search import compiled, loop, reroot, step
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.move_filter import (
@@ -96,8 +99,13 @@ def _pruned(tree, params, limit):
     return jax.vmap(loop.smart_pruning_stop)(tree, params, limit)
 
 
-class NoLegalMovesError(PositionError):
-    """The position to search is already over (checkmate or stalemate)."""
+STEP_CALL_S = 0.05  # device time per compiled call when the host must look in (clock, progress)
+
+
+def default_rules() -> str:
+    """The rules backend ``Searcher`` uses when none is named: the device rules on an
+    accelerator (the host's python-chess would leave it idle), else the host's."""
+    return "device" if jax.default_backend() != "cpu" else "host"
 
 
 MAX_NODES = MAX_INT32  # node indices, visits and simulation counters are int32
@@ -169,6 +177,10 @@ class Searcher:
       edges_per_node: edge pool entries provisioned per node (the pool holds the
         legal moves of expanded nodes; a tree whose pool fills stops expanding and
         reports it, ``SearchResult.out_of_edges``).
+      rules: the rules backend: ``"host"`` (python-chess; the default on a CPU),
+        ``"device"`` (``zerochess.chess.device``: each ``run`` is one compiled program
+        between host checks of the clock; the default on an accelerator) or a
+        ``zerochess.chess.backend.Rules``. Both give identical trees.
       expander: host move generation; default ``Expander()`` (worker processes when
         the machine has more than one core, used for large steps only).
       shards: split a batch into this many equal shards, each its own state, whose
@@ -189,7 +201,8 @@ class Searcher:
                  cache_size: int = 0, cache_history_length: int = eval_cache.FULL_HISTORY,
                  edges_per_node: int = DEFAULT_EDGES_PER_NODE, expander: Expander | None = None,
                  num_workers: int | None = None, shards: int | None = None,
-                 groups: int | None = None, compilation_cache: str | bool | None = None):
+                 groups: int | None = None, compilation_cache: str | bool | None = None,
+                 rules: str | Rules | None = None):
         if not isinstance(model, Model):
             raise ConfigError(f"model must be a zerochess Model (zerochess.load_model), "
                               f"got {quote(model)}")
@@ -225,10 +238,16 @@ class Searcher:
         self.cache_size = int(cache_size)
         self.cache_history_length = int(cache_history_length)
         self.edges_per_node = int(edges_per_node)
+        self.rules = make_rules(default_rules() if rules is None else rules, num_workers,
+                                expander)
+        if self.rules.on_device and groups == 2:
+            raise ConfigError("groups=2 overlaps host work with the network; with device "
+                              "rules there is none: use groups=1 (the default there)")
         self.shards = shards
-        self.groups = groups if groups is not None else (2 if leaves_per_step > 1 else 1)
-        self.expander = expander if expander is not None else Expander(num_workers)
-        self.host_expand = step.make_host_expand(self.expander)
+        self.groups = groups if groups is not None else (
+            2 if leaves_per_step > 1 and not self.rules.on_device else 1)
+        self.expander = getattr(self.rules, "expander", None) or Expander(0)
+        self.host_expand = step.make_host_expand(self.rules.expand)
         self._cache = eval_cache.empty_cache(cache_size) if cache_size else None
         self._cache_params: Any = model.params  # the parameters the cache's entries are of
         self._lock = threading.Lock()
@@ -306,7 +325,7 @@ class Searcher:
         """Equal shards of >= 8 trees (one compile), else one shard."""
         shards = self.shards
         if shards is None:
-            shards = 2 if self.leaves_per_step == 1 else 1
+            shards = 2 if self.leaves_per_step == 1 and not self.rules.on_device else 1
         while shards > 1 and (batch % shards or batch // shards < 8):
             shards -= 1
         size = batch // shards
@@ -446,20 +465,10 @@ class Searcher:
                 boards.append(board)
                 plies.append(-1)
                 continue
-            if isinstance(line, str | chess.Move) or not isinstance(line, Sequence | Iterable):
-                raise ConfigError(f"moves[{i}] must be a list of chess.Move, got {quote(line)}")
-            board = board.copy()
-            for j, move in enumerate(line):
-                if not isinstance(move, chess.Move) or not board.is_legal(move):
-                    raise PositionError(f"moves[{i}][{j}] {quote(move)} is not a legal move in "
-                                        f"{board.fen()}")
-                if j < reroot.MAX_PLIES:
-                    indices[i, j] = move_to_index(board, move)
-                board.push(move)
-            if not any(board.generate_legal_moves()):
-                outcome = board.outcome(claim_draw=False)
-                what = outcome.termination.name.lower() if outcome else "no legal moves"
-                raise NoLegalMovesError(f"moves[{i}] end the game ({what}): {board.fen()}")
+            if isinstance(line, Iterable) and not isinstance(line, str | chess.Move):
+                line = list(line)
+            board, played = self.rules.follow(board, line, f"moves[{i}]")
+            indices[i, :min(len(played), reroot.MAX_PLIES)] = played[:reroot.MAX_PLIES]
             boards.append(board)
             # more moves than one advance follows: no move matches -1, the tree restarts
             plies.append(min(len(line), reroot.MAX_PLIES))
@@ -515,16 +524,10 @@ class Searcher:
         rows = rows & np.asarray(jax.device_get(state.params.mate_check))
         if not rows.any():
             return state
-        legal = np.asarray(jax.device_get(state.tree.edges.move[:, :K]))
         slots = np.full(len(rows), -1, np.int32)
         for r in np.nonzero(rows)[0]:
-            board = boards[r]
-            moves = list(board.legal_moves)
-            key = mating_move(board.copy(stack=False), moves)
-            if key < 0:
-                key = checking_mate_in_two(board.copy(stack=False), moves)
-            if key >= 0:
-                slots[r] = int(np.argmax(legal[r] == move_to_index(board, moves[key])))
+            # the root's edges list its legal moves in ascending index, as the rules do
+            slots[r] = root_mate_slot(boards[r])
         if not (slots >= 0).any():
             return state
         return _one_hot_roots(state, jax.device_put(np.asarray(slots)))
@@ -549,40 +552,15 @@ class Searcher:
 
     def prepare_roots(self, boards: Sequence[chess.Board], keys: np.ndarray,
                       mate_check: np.ndarray | None = None) -> RootInputs:
-        """Host side of init: root positions, legal moves, history; ``keys`` uint32 [B, 2]
-        (``batch_keys``) seed each tree's random choices; ``mate_check`` bool [B]: the roots
-        searched for a mating move (``SearchConfig.mate_check``)."""
-        positions, histories = [], []
-        for i, board in enumerate(boards):
-            outcome = board.outcome(claim_draw=False)
-            if outcome is not None and not any(board.generate_legal_moves()):
-                raise NoLegalMovesError(
-                    f"position {i} has no legal moves ({outcome.termination.name.lower()}): "
-                    f"{board.fen()}")
-            positions.append(chess_state.from_board(board))
-            histories.append(root_history(board))
-        position = chess_state.stack(positions)
-        moves = np.full(len(boards), -1, np.int16)
-        exp = (self.expander(position, moves, mate_check)
-               if mate_check is not None and np.any(mate_check) else self.expander(position, moves))
-        status = exp.status.copy()
-        status[~np.isin(status, (GameStatus.CHECKMATE, GameStatus.STALEMATE))] = GameStatus.ONGOING
-        mate_slot = exp.mate_slot.copy()
-        for i in np.nonzero((mate_slot < 0) & (mate_check if mate_check is not None
-                                               else False))[0]:
-            # the mate check at a root also looks for a mate in two that starts with a check
-            board = boards[i]
-            # the first such check in ascending 1858 index (every backend's move order)
-            moves = sorted(board.legal_moves, key=lambda m, b=board: move_to_index(b, m))
-            key = checking_mate_in_two(board.copy(stack=False), moves)
-            if key >= 0:
-                index = move_to_index(board, moves[key])
-                mate_slot[i] = int(np.argmax(exp.legal[i, :exp.num_legal[i]] == index))
+        """Host side of init: root positions, legal moves, history (the rules backend's
+        ``roots``); ``keys`` uint32 [B, 2] (``batch_keys``) seed each tree's random choices;
+        ``mate_check`` bool [B]: the roots searched for a mating move
+        (``SearchConfig.mate_check``)."""
+        roots = self.rules.roots(boards, mate_check)
         return RootInputs(  # numpy: the programs take it as is (no device op per field)
-            position=position, legal=exp.legal, num_legal=exp.num_legal, status=status,
-            history=jax.tree.map(lambda *rows: np.stack(rows), *histories),
-            rng_key=np.asarray(keys, np.uint32), mate_slot=mate_slot,
-        )
+            position=roots.position, legal=roots.legal, num_legal=roots.num_legal,
+            status=roots.status, history=roots.history, rng_key=np.asarray(keys, np.uint32),
+            mate_slot=roots.mate_slot)
 
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],
             time_limit_s: float | None = None,
@@ -670,12 +648,58 @@ class Searcher:
             other = int(remaining.sum() - chunk.sum())
             report = None if progress is None else (
                 lambda left, other=other: progress(total - left - other, total))
-            states, self._cache = loop.run_pipeline(
-                self._programs(size, net_params), states, self._cache, limits, self.groups,
-                deadline, stats, report, threads=jax.default_backend() == "cpu")
+            if self.rules.on_device:
+                states = self._run_compiled(states, size, limits, deadline, stats, report,
+                                            net_params)
+            else:
+                states, self._cache = loop.run_pipeline(
+                    self._programs(size, net_params), states, self._cache, limits,
+                    self.groups, deadline, stats, report,
+                    threads=jax.default_backend() == "cpu")
             # Wait here: a caller reading results, or the interpreter exiting, must not find
             # the device still writing these trees.
             states = jax.block_until_ready(states)
+
+    def _run_compiled(self, states: list[SearchState], size: int, limits: list[np.ndarray],
+                      deadline: float | None, stats: PipelineStats,
+                      progress: Callable[[int], None] | None, net_params: Any
+                      ) -> list[SearchState]:
+        """The shards' searches as compiled programs (device rules): each call runs many
+        steps; between calls the host checks the clock and reports progress. Calls are
+        sized to about ``STEP_CALL_S`` of device time once the step time is known (with a
+        deadline: a smaller share of the time left), so a stop is seen within one call."""
+        rows = size * self.leaves_per_step
+        buckets = loop.network_buckets(rows)
+        left_by_shard = [0] * len(states)
+        for k in range(len(states)):
+            limit = jax.device_put(np.asarray(limits[k], np.int32))
+            steps = None if deadline is None and progress is None else 2
+            while True:
+                t0 = time.perf_counter()
+                budget = np.int32(steps if steps is not None else np.iinfo(np.int32).max)
+                states[k], self._cache, counts = _run_steps(
+                    states[k], self._cache, limit, budget, net_params,
+                    apply_fn=self.model.apply, num_leaves=self.leaves_per_step,
+                    history_length=self.cache_history_length, buckets=buckets,
+                    expand_fn=self.rules.device_expand)
+                counts = jax.device_get(counts)
+                spent = time.perf_counter() - t0
+                done = int(counts.steps)
+                stats.steps += done
+                stats.rows_used += int(counts.rows_used)
+                stats.rows_available += int(counts.rows_available)
+                stats.rows_capacity += done * rows
+                finished = done < budget or int(counts.left) == 0
+                left_by_shard[k] = 0 if finished else int(counts.left)
+                if progress is not None:
+                    progress(sum(left_by_shard))
+                if finished or (deadline is not None and time.perf_counter() > deadline):
+                    break
+                per_step = spent / max(done, 1)
+                target = STEP_CALL_S if deadline is None else max(
+                    min(STEP_CALL_S, (deadline - time.perf_counter()) / 4), per_step)
+                steps = max(1, int(target / max(per_step, 1e-6)))
+        return states
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
@@ -734,6 +758,8 @@ _prepare = Program(_prepare_state, static_argnames="history_length")
 _network = Program(step.network, static_argnums=(0,), static_argnames="rows")
 _evaluate = Program(loop.evaluate, static_argnames=("apply_fn", "rows", "history_length"))
 _finish = StateProgram(loop.finish_only, donate=(0,))
+_run_steps = Program(compiled.run_steps, static_argnames=(
+    "apply_fn", "num_leaves", "history_length", "buckets", "expand_fn"), donate_argnums=(0, 1))
 _advance = StateProgram(reroot.advance_state)
 
 

@@ -1,0 +1,153 @@
+"""The search on device rules (``Searcher(rules="device")``: one compiled program per call)
+against the host pipeline, and the pure search function for RL code.
+
+Same seed, same trees: 200 positions across PUCT, search-contempt (N_scl 1, 5, infinity),
+one and 16 leaves per step, certainty propagation, the evaluation cache and tree reuse;
+every tree array is compared, not only the results. The host pipeline runs one group of
+leaves per tree (``groups=1``), the device loop's schedule.
+"""
+
+from __future__ import annotations
+
+import chess
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from zerochess import SearchConfig, load_model
+from zerochess.env import Env, start_states
+from zerochess.search import Searcher, stack_configs
+from zerochess.search.api import tree_keys
+from zerochess.search.compiled import roots_from_env, search
+
+from strategies import random_board
+
+SIMS = 48
+N_SCL = (1, 5, None)  # None: infinity (PUCT)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("builtin")
+
+
+def _positions(count: int, seed: int) -> list[chess.Board]:
+    out = []
+    i = 0
+    while len(out) < count:
+        b = random_board(seed * 1000 + i, 6 + i % 50)
+        i += 1
+        if not b.is_game_over():
+            out.append(b)
+    return out
+
+
+def _configs(count: int) -> list[SearchConfig]:
+    return [SearchConfig(n_scl=N_SCL[i % 3], certainty_propagation=bool(i % 2))
+            for i in range(count)]
+
+
+def _tree_arrays(batch) -> dict[str, np.ndarray]:
+    tree = jax.device_get(batch.state.tree)
+    return {name: np.asarray(getattr(tree, name)) for name in (
+        "visits", "wl_sum", "d_sum", "lower", "upper", "node_count", "edge_count",
+        "simulations", "dropped")} | {"edge_child": np.asarray(tree.edges.child),
+                                      "edge_move": np.asarray(tree.edges.move),
+                                      "frozen": np.asarray(tree.edges.frozen)}
+
+
+def _searches(model, rules: str, leaves: int, boards, configs, cache: int):
+    searcher = Searcher(model, max_nodes=2 * SIMS + 1, leaves_per_step=leaves, rules=rules,
+                        groups=1, shards=1, cache_size=cache)
+    batch = searcher.run(searcher.init(boards, configs, seed=11), SIMS)
+    first = (searcher.results(batch), _tree_arrays(batch))
+    # tree reuse: the best move and a reply, then more simulations on the kept trees
+    lines = []
+    for board, result in zip(boards, first[0], strict=True):
+        if _ends(board.copy(), result.best_move):
+            lines.append([])  # keep the root: a new search on the same tree
+            continue
+        after = board.copy()
+        after.push(result.best_move)
+        reply = next(iter(after.legal_moves))
+        lines.append([result.best_move] + ([] if _ends(after, reply) else [reply]))
+    batch = searcher.run(searcher.advance(batch, lines), SIMS // 2)
+    return first, (searcher.results(batch), _tree_arrays(batch))
+
+
+def _ends(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    over = not any(board.generate_legal_moves())
+    board.pop()
+    return over
+
+
+@pytest.mark.parametrize("leaves, cache", [(1, 4096), (16, 0)])
+def test_device_and_host_rules_give_identical_trees(model, leaves, cache):
+    boards = _positions(100, seed=leaves)
+    configs = _configs(len(boards))
+    host = _searches(model, "host", leaves, boards, configs, cache)
+    device = _searches(model, "device", leaves, boards, configs, cache)
+    for (h_results, h_tree), (d_results, d_tree) in zip(host, device, strict=True):
+        for name in h_tree:
+            assert np.array_equal(h_tree[name], d_tree[name], equal_nan=True), name
+        for h, d in zip(h_results, d_results, strict=True):
+            assert np.array_equal(h.visits, d.visits)
+            assert np.array_equal(h.q, d.q, equal_nan=True)
+            assert h.best_move == d.best_move and h.pv == d.pv
+
+
+def test_search_function_equals_searcher_and_composes(model):
+    boards = _positions(8, seed=3)
+    configs = [SearchConfig(n_scl=N_SCL[i % 3], mate_check=False) for i in range(len(boards))]
+    params = stack_configs(configs, model.has_moves_left, model.mate_check)
+    states = jax.tree.map(jnp.asarray, start_states(boards))
+
+    @jax.jit
+    def run(model_params, states, key):
+        roots = roots_from_env(states, key)
+        roots = roots.replace(rng_key=jnp.asarray(tree_keys(5, len(boards))))
+        return search(model_params, roots, params, SIMS, apply_fn=model.apply,
+                      num_nodes=2 * SIMS + 1, edges_per_node=40)
+
+    out = run(model.params, states, jax.random.key_data(jax.random.PRNGKey(0)))
+    searcher = Searcher(model, max_nodes=2 * SIMS + 1, rules="device", shards=1)
+    expected = searcher.results(searcher.run(searcher.init(boards, configs, seed=5), SIMS))
+    for i, r in enumerate(expected):
+        n = len(r.moves)
+        assert np.array_equal(np.asarray(out.visits[i, :n]), r.visits)
+        assert chess.Move.from_uci(_uci(boards[i], int(out.action[i]))) == r.best_move
+        assert abs(float(jnp.sum(out.action_weights[i])) - 1.0) < 1e-5
+    # parameters are data: other weights, no new compilation
+    other = jax.tree.map(lambda a: a * 1.0, model.params)
+    run(other, states, jax.random.key_data(jax.random.PRNGKey(1)))
+    assert run._cache_size() == 1
+
+    # inside lax.scan: a few plies of self-play, search then step
+    env = Env()
+
+    def ply(carry, key):
+        states = carry
+        result = search(model.params, roots_from_env(states, key), params, 16,
+                        apply_fn=model.apply, num_nodes=33, edges_per_node=40)
+        return jax.vmap(env.step)(states, result.action), result.action
+
+    keys = jax.random.split(jax.random.PRNGKey(2), 3)
+    final, actions = jax.jit(lambda s, k: jax.lax.scan(ply, s, jax.random.key_data(k)))(
+        states, keys)
+    actions = np.asarray(actions)
+    for i, board in enumerate(boards):  # every move played was legal where it was played
+        b = board.copy()
+        for a in actions[:, i]:
+            move = chess.Move.from_uci(_uci(b, int(a)))
+            assert move in b.legal_moves
+            b.push(move)
+            if b.is_game_over():
+                break
+
+
+def _uci(board: chess.Board, index: int) -> str:
+    from zerochess.chess.policy_map import index_to_move
+
+    return index_to_move(board, index).uci()
