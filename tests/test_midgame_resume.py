@@ -144,3 +144,25 @@ def test_only_reproducible_games_are_checkpointed():
     assert checkpointable(plain, plain)
     assert not checkpointable(plain, PlayerSpec(name="r", nodes=8, tree_reuse=True))
     assert not checkpointable(PlayerSpec(name="e", engine=EngineSpec(kind="stockfish")), plain)
+
+
+def test_sigterm_stops_a_run_command_as_ctrl_c_does():
+    """The run commands (``selfplay``, ``match``, ``experiment``) take a SIGTERM (``timeout``,
+    a batch scheduler) as Ctrl-C: ``KeyboardInterrupt``, so the checkpoint is saved."""
+    import os
+    import signal
+    import time
+
+    from zerochess.cli import _sigterm_interrupts, build_parser
+
+    args = build_parser().parse_args(["experiment", "contempt_wdl"])
+    assert args.stop_on_sigterm and "games in play are saved" in args.interrupted
+    assert not getattr(build_parser().parse_args(["uci"]), "stop_on_sigterm", False)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        _sigterm_interrupts()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -27,10 +27,13 @@ from zerochess.experiments.common import (
     pyplot,
     save_figure,
     selfplay_points,
+    selfplay_specs,
     wdl_counts,
     with_intervals,
     write_csv,
 )
+from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
+from zerochess.games.config import PlayerSpec
 
 NAME = "temperature_wdl"
 
@@ -39,13 +42,25 @@ def _check(cfg: dict[str, Any]) -> None:
     check_named_list(cfg["schedules"], "schedules", ("name", "temperature"))
 
 
-def run(ctx: Context) -> str:
-    cfg = ctx.config
+def schedule_points(cfg: dict[str, Any]) -> list[tuple[PlayerSpec, dict[str, Any]]]:
+    """One PUCT self-play player per temperature schedule, with its CSV tags."""
     points = []
     for s in cfg["schedules"]:
         player = make_player(str(s["name"]), cfg["nodes"], cfg["search"],
                              s.get("temperature"), f"schedule {s['name']}")
         points.append((player, {"schedule": player.name}))
+    return points
+
+
+def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
+    """The games ``run`` plays (for the run-time estimate)."""
+    players, specs = selfplay_specs(cfg, schedule_points(cfg))
+    return [PlannedGames(NAME, specs, players, cfg["batch_size"], SELFPLAY_PLIES)]
+
+
+def run(ctx: Context) -> str:
+    cfg = ctx.config
+    points = schedule_points(cfg)
     rows = selfplay_points(ctx, points)
     table = []
     for player, _ in points:
@@ -91,4 +106,4 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
 
 
 EXPERIMENT = Experiment(NAME, "PUCT self-play: W/D/L vs temperature (paper Fig. 3)",
-                        run, _check)
+                        run, _check, plan)

@@ -241,6 +241,7 @@ def play_games(
     max_nodes: int | None = None,
     on_search: SearchHook | None = None,
     checkpoints: GameCheckpoints | None = None,
+    rules: str = "host",
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 
@@ -263,6 +264,8 @@ def play_games(
     the plies it plays now only).
     ``checkpoints``: save the games in play there (``games.checkpoints``) and continue
     the saved ones from their moves (zerochess players without tree reuse or clocks).
+    ``rules``: where the searches' chess rules run (``players.RULES``: ``host``, the
+    default, or ``device``).
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -287,7 +290,8 @@ def play_games(
     backends: dict[int, SearchBackend] = {}
     for m in searchers.values():
         if id(m) not in backends:
-            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail)
+            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail,
+                                            rules=rules)
     engines: dict[str, EnginePlayer] = {}
     slots: list[_Live | None] = [None] * batch_size
     records: list[GameRecord] = []

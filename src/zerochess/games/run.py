@@ -40,7 +40,7 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
               pgn_comments: bool = True, progress: bool = True, description: str = "games",
               event: str = "zerochess", stop_after: int | None = None,
               shrink_tail: bool | None = None,
-              checkpoint_interval: float = DEFAULT_INTERVAL_S
+              checkpoint_interval: float = DEFAULT_INTERVAL_S, rules: str = "host"
               ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` into the games files of ``out_dir``, skipping the games already there
     and continuing the games in play when a run stopped from their saved moves
@@ -48,7 +48,8 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
     ``games.checkpoints``).
 
     Several calls may share one folder (e.g. an experiment's node counts); each compiles
-    for its own ``max_nodes``. Returns the games played now and their throughput.
+    for its own ``max_nodes``; ``rules``: where the searches' chess rules run (``host`` or
+    ``device``). Returns the games played now and their throughput.
     """
     tag_fields = sorted({k for s in specs for k in s.tags})
     needs_model = any(not p.is_engine for p in players.values())
@@ -62,7 +63,8 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
             return play_games(specs, players, model, batch_size=batch_size,
                               max_plies=max_plies, writer=writer, progress=progress,
                               description=description, stop_after=stop_after,
-                              shrink_tail=shrink_tail, checkpoints=checkpoints)
+                              shrink_tail=shrink_tail, checkpoints=checkpoints,
+                              rules=rules)
         finally:
             for note in checkpoints.notes:
                 print(f"resume: {note}", file=sys.stderr)
