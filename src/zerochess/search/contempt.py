@@ -233,16 +233,16 @@ def tempered_weights(frozen: chex.Array, temperature: chex.Array) -> chex.Array:
     return jnp.where(f > 0, jnp.power(f / top, 1.0 / temperature), 0.0)
 
 
-def sample_weights(weights: chex.Array, u: chex.Array) -> chex.Array:
-    """Slot sampled with probability weights[a] / sum(weights): the first a whose
-    cumulative weight exceeds ``u * total`` (the last positive slot if rounding leaves
-    none)."""
-    cum = jnp.cumsum(weights)
-    hit = cum > u * cum[-1]
-    last = (weights.shape[0] - 1 - jnp.argmax((weights > 0)[::-1])).astype(jnp.int32)
-    return jnp.where(jnp.any(hit), jnp.argmax(hit).astype(jnp.int32), last)
+def sample_cumulative(cum: chex.Array, u: chex.Array) -> chex.Array:
+    """Slot sampled by ``u`` in [0, 1) from cumulative weights ``cum`` [K] (float32, last
+    entry > 0): the first a with ``cum[a] > u * cum[-1]``. The target is kept below the
+    total, so rounding never leaves no slot; for integer-valued totals (frozen counts) it
+    is below it already, and this is exactly ``selection.sample_frozen``."""
+    total = cum[-1]
+    target = jnp.minimum(u * total, jnp.nextafter(total, jnp.float32(0.0)))
+    return jnp.argmax(cum > target).astype(jnp.int32)
 
 
 __all__ = ["DEFAULT_SCHEDULE", "HYBRID_RATIO_MODES", "MAX_SCHEDULE_POINTS", "UNSUPPORTED_MODES",
-           "hybrid_ratio", "parse_schedule", "sample_weights", "schedule_arrays",
+           "hybrid_ratio", "parse_schedule", "sample_cumulative", "schedule_arrays",
            "tempered_weights", "thermal_expectation"]

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.search.contempt import hybrid_ratio, sample_weights, tempered_weights
+from zerochess.search.contempt import hybrid_ratio, sample_cumulative, tempered_weights
 from zerochess.search.move_filter import excluded_edges
 from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
 
@@ -241,7 +241,8 @@ def frozen_slot(params: SearchParams, frozen: chex.Array, node_visits: chex.Arra
 
     The visit samples when ``u < ratio``, then with ``u / ratio``, a uniform on [0, 1)
     given that; with ratio 1 and temperature 1 (the defaults) this is exactly
-    ``sample_frozen(frozen, u)``, the paper's algorithm.
+    ``sample_frozen(frozen, u)``, the paper's algorithm (``contempt.sample_cumulative``
+    says why).
 
     Args:
       params: one tree's hyperparameters (scalars).
@@ -256,6 +257,6 @@ def frozen_slot(params: SearchParams, frozen: chex.Array, node_visits: chex.Arra
     sampled = u < ratio
     u = jnp.where(ratio >= 1.0, u,
                   jnp.minimum(u / jnp.maximum(ratio, 1e-30), jnp.float32(_BELOW_ONE)))
-    plain = sample_frozen(frozen, u)
-    tempered = sample_weights(tempered_weights(frozen, params.sc_temperature), u)
-    return sampled, jnp.where(params.sc_temperature == 1.0, plain, tempered)
+    cum = jnp.where(params.sc_temperature == 1.0, jnp.cumsum(frozen).astype(jnp.float32),
+                    jnp.cumsum(tempered_weights(frozen, params.sc_temperature)))
+    return sampled, sample_cumulative(cum, u)
