@@ -57,7 +57,7 @@ while [[ $# -gt 0 ]]; do
     --site) SITE="$2"; shift 2 ;;
     --scale) SCALE="$2"; shift 2 ;;
     --force) FORCE=(--force); shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done

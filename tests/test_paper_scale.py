@@ -116,3 +116,24 @@ def test_rules_reach_the_searcher(monkeypatch):
     players.SearchBackend(model, 8, 17, rules="device")
     players.SearchBackend(model, 8, 17)
     assert seen == ["device", "host"]
+
+
+def test_fig3_states_its_claim_as_a_test():
+    """Fig. 3's claim (a higher temperature, fewer draws) as the pooled two-proportion z
+    test when there are two schedules (computed here from its textbook formula)."""
+    import math
+    import re
+
+    from zerochess.experiments.temperature_wdl import trend_sentence
+
+    table = [{"draws": 71, "games": 100, "temperature": 0.7},
+             {"draws": 52, "games": 100, "temperature": 0.9}]
+    p1, p2, pooled = 0.71, 0.52, (71 + 52) / 200
+    z = (p2 - p1) / math.sqrt(pooled * (1 - pooled) * (1 / 100 + 1 / 100))
+    text = trend_sentence(table)
+    assert "falls" in text
+    assert float(re.search(r"z = ([-+0-9.]+)", text).group(1)) == pytest.approx(z, abs=0.005)
+    p = math.erfc(abs(z) / math.sqrt(2))
+    assert float(re.search(r"p = ([0-9.e-]+)\)", text).group(1)) == pytest.approx(p, rel=1e-2)
+    flat = [{**r, "draws": 60} for r in table]
+    assert "no trend" in trend_sentence(flat)

@@ -34,6 +34,7 @@ from zerochess.experiments.common import (
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
 from zerochess.games.config import PlayerSpec
+from zerochess.games.stats import trend_test
 
 NAME = "temperature_wdl"
 
@@ -81,8 +82,17 @@ def run(ctx: Context) -> str:
             "95% intervals in brackets (Wilson for rates; the draw rate's interval mapped "
             "through 1/p - 1 for (w+l)/d).\n\n"
             + markdown_table(shown, cols) + f"\n![W/D/L vs temperature]({NAME}.png)\n\n"
+            + trend_sentence(table) + "\n\n"
             "Schedules:\n\n" + detail + "\n\nPaper (Fig. 3): a higher temperature lowers the "
             "draw rate of PUCT self-play, at a cost in move quality.\n")
+
+
+def trend_sentence(table: list[dict[str, Any]]) -> str:
+    """The paper's claim as a test: the draw rate against the schedules' initial
+    temperatures (Cochran-Armitage; with two schedules, the two-proportion z test)."""
+    test = trend_test([r["draws"] for r in table], [r["games"] for r in table],
+                      [float(r["temperature"]) for r in table])
+    return "Trend: " + test.describe("the draw rate", "the schedule's temperature grows") + "."
 
 
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
