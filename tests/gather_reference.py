@@ -24,6 +24,13 @@ Search-contempt (opponent nodes freeze their children's visit distribution at
 single-leaf reference in ``test_search_reference.py``, each descent drawing with its own
 index. It shares nothing with the code under test but the evaluator and those draws.
 
+lc0's newer search-contempt options (``sc_temperature``, lc0 PR #2242's ScTemperature;
+``hybrid_sampling_ratio`` and ``hybrid_ratio_mode``, PR #2371's HybridSamplingRatio and
+its schedules), written from those PRs' search.cc and params.cc: a visit through a frozen
+node draws u; it samples when u < the ratio (``lc0_hybrid_ratio`` of the node's visits,
+transcribed from ``GetDynamicHybridRatio``), with u / ratio, from the frozen counts raised
+to 1/T (T = 0: the most visited ones); otherwise PUCT picks as at any node.
+
 Certainty propagation (``certainty_propagation``, lc0's bounds): every node holds
 (lower, upper) bounds on its value for the player who moved into it; a game end is
 exact. After a batch's backups, each new game end re-bounds its ancestors in turn
@@ -253,19 +260,120 @@ def _scores(node: Node, cfg: Any, moves_left: bool = False) -> list[float]:
     return scores
 
 
+def lc0_hybrid_ratio(cfg: Any, node_count: int, sc_limit: float) -> float:
+    """lc0 PR #2371's ``SearchParams::GetDynamicHybridRatio(node_count)`` (params.cc), in
+    float64; ``thermal_annealing``'s draw is averaged out (the per-visit probability)."""
+    if node_count < sc_limit:
+        return 0.0
+    mode = getattr(cfg, "hybrid_ratio_mode", "static")
+    if mode == "manual_schedule":
+        sched = list(cfg.hybrid_ratio_schedule)
+        if not sched or node_count <= sched[0][0]:
+            return sched[0][1] if sched else 0.0
+        if node_count >= sched[-1][0]:
+            return sched[-1][1]
+        for (n1, r1), (n2, r2) in zip(sched, sched[1:], strict=False):
+            if n1 <= node_count < n2:
+                progress = (node_count - n1) / (n2 - n1)
+                return min(max(r1 + (r2 - r1) * progress, 0.0), 1.0)
+        return sched[-1][1]
+    if mode == "static":
+        return getattr(cfg, "hybrid_sampling_ratio", 1.0)
+    # lc0's FloatOptions are C++ floats: the parameters at float32 precision
+    lo, hi = float(np.float32(cfg.hybrid_min_ratio)), float(np.float32(cfg.hybrid_max_ratio))
+    scale = float(cfg.hybrid_scaling_factor)
+    p1 = float(np.float32(cfg.hybrid_shape_param1))
+    p2 = float(np.float32(cfg.hybrid_shape_param2))
+    progress = (node_count - sc_limit) / scale if scale > 0 else 1.0
+    c = min(1.0, progress)
+    e, pi = 2.71828, 3.1415926535
+    since = node_count - sc_limit
+    ratio = lo
+    if mode == "linear":
+        ratio = lo + (hi - lo) * c
+    elif mode == "logarithmic":
+        ratio = lo + (hi - lo) * math.log(c * (e - 1.0) + 1.0)
+    elif mode == "power":
+        ratio = lo + (hi - lo) * c ** p1
+    elif mode == "root":
+        ratio = lo + (hi - lo) * math.sqrt(c)
+    elif mode == "sigmoid":
+        ratio = lo + (hi - lo) / (1.0 + math.exp(-12.0 * (c - 0.5)))
+    elif mode == "exponential":
+        ratio = lo + (hi - lo) * (math.exp(c) - 1.0) / (e - 1.0)
+    elif mode == "step_decay":
+        if p1 > 0:
+            ratio = hi - (hi - lo) * math.floor(c * p1) / p1
+    elif mode == "inverse_sigmoid":
+        ratio = lo + (hi - lo) * (1.0 - 1.0 / (1.0 + math.exp(-12.0 * (c - 0.5))))
+    elif mode == "steps":
+        if p1 > 0:
+            ratio = lo + (hi - lo) * math.floor(c * p1) / p1
+    elif mode == "gaussian_peak":
+        ratio = lo + (hi - lo) * math.exp(-((c - p1) ** 2) / (2.0 * max(0.001, p2)))
+    elif mode == "double_peak":
+        w = 0.02
+        ratio = lo + (hi - lo) * max(math.exp(-((c - p1) ** 2) / (2 * w)),
+                                     math.exp(-((c - p2) ** 2) / (2 * w)))
+    elif mode == "sawtooth_wave":
+        if p1 > 0:
+            ratio = lo + (hi - lo) * (math.fmod(since, p1) / p1)
+    elif mode == "oscillating":
+        if p1 > 0:
+            ratio = lo + (hi - lo) * (0.5 + 0.5 * math.sin(2.0 * pi * since / p1))
+    elif mode == "thermal_annealing":
+        grid = (np.arange(4096) + 0.5) / 4096  # the midpoints of R's range
+        draws = hi * (1.0 - c) * grid + (lo + (hi - lo) * c)
+        return float(np.mean(np.clip(draws, 0.0, 1.0)))
+    elif mode == "asymptotic_approach":
+        ratio = hi - (hi - lo) * math.exp(-5.0 * c)
+    elif mode == "plateau":
+        if c < 0.5 - p2 / 2.0:
+            ratio = lo + (p1 - lo) * (c / max(0.001, 0.5 - p2 / 2.0))
+        elif c > 0.5 + p2 / 2.0:
+            ratio = p1 + (hi - p1) * ((c - (0.5 + p2 / 2.0)) / max(0.001, 0.5 - p2 / 2.0))
+        else:
+            ratio = p1
+    elif mode in ("heartbeat", "multi_timescale"):
+        if p1 > 0 and p2 > 0:
+            slow = 0.6 * (0.5 + 0.5 * math.sin(2.0 * pi * since / p1))
+            fast = 0.4 * (0.5 + 0.5 * math.sin(2.0 * pi * since / p2))
+            ratio = lo + (hi - lo) * (slow + fast)
+    else:
+        raise ValueError(f"unknown hybrid ratio mode {mode!r}")
+    return min(max(ratio, 0.0), 1.0)
+
+
+def _sample_frozen(frozen: dict[int, int], u: float, temperature: float) -> int:
+    """The slot of the frozen counts ``N`` sampled by ``u`` with weights N^(1/T)."""
+    slots = sorted(frozen)
+    if temperature == 1.0:
+        weights = [float(frozen[s]) for s in slots]
+    elif temperature == 0.0:
+        top = max(frozen.values())
+        weights = [1.0 if frozen[s] == top else 0.0 for s in slots]
+    else:
+        top = max(frozen.values())
+        weights = [(frozen[s] / top) ** (1.0 / temperature) for s in slots]
+    total, acc = sum(weights), 0.0
+    for s, w in zip(slots, weights, strict=True):
+        acc += w
+        if acc > u * total:
+            return s
+    return slots[-1]
+
+
 def _pick(node: Node, cfg: Any, n_scl: float, uniform: Uniform, draw: int,
           moves_left: bool = False) -> int:
     if node.depth % 2 == 1 and node.frozen is None and node.n - 1 >= n_scl:
         node.frozen = {i: c.n for i, c in node.children.items() if c.n > 0}
     if node.depth % 2 == 1 and node.frozen is not None:
         u = uniform(draw, node.depth)
-        slots = sorted(node.frozen)
-        total, acc = sum(node.frozen.values()), 0
-        for s in slots:
-            acc += node.frozen[s]
-            if acc > u * total:
-                return s
-        return slots[-1]
+        ratio = lc0_hybrid_ratio(cfg, node.n, n_scl)
+        if u < ratio:
+            if ratio < 1.0:
+                u = min(u / ratio, 1.0 - 2.0**-24)
+            return _sample_frozen(node.frozen, u, getattr(cfg, "sc_temperature", 1.0))
     scores = _scores(node, cfg, moves_left)
     # lc0 sorts a node's edges by P at expansion and takes the first best edge
     return max(range(len(scores)), key=lambda i: (scores[i], node.priors[i], -i))

@@ -54,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``zerochess ARGS``; returns the exit status (2 for bad input, 130 on Ctrl-C)."""
     args = build_parser().parse_args(argv)
     _enable_compilation_cache()
+    if getattr(args, "stop_on_sigterm", False):
+        _sigterm_interrupts()
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
@@ -68,6 +70,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ValueError: python-chess's; OSError: a path that cannot be read or written.
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
+
+
+def _sigterm_interrupts() -> None:
+    """A SIGTERM ends a run command as Ctrl-C does (``KeyboardInterrupt``), so its clean-up
+    runs: finished games, and the moves of the games in play, are saved."""
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def one_line(err: BaseException) -> str:

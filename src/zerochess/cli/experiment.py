@@ -1,5 +1,6 @@
 """``zerochess experiment NAME [--scale tiny|small|full] [--out DIR] [--seed N]
-[--config FILE] [--estimate]``: one of the registered search-contempt experiments.
+[--config FILE] [--rules host|device] [--estimate]``: one of the registered
+search-contempt experiments.
 
 Before playing, an experiment prints its expected run time on this machine (from a
 short measured warm-up); ``--estimate`` prints only that and plays nothing."""
@@ -23,6 +24,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "(the paper's scale)")
     add_run_options(p, "results/<name>/<scale>-seed<seed>", "override the seed")
     p.add_argument("--config", help="YAML overrides (e.g. configs/experiment_contempt_wdl.yaml)")
+    p.add_argument("--rules", choices=("host", "device"), default="host",
+                   help="where the searches' chess rules run: host (python-chess workers, "
+                   "the default) or device (the JAX rules, one jitted program per search; "
+                   "needs a zerochess with the device search). Recorded in config.yaml "
+                   "when not host")
     p.add_argument("--estimate", action="store_true",
                    help="measure a short warm-up on this machine, print the expected run time "
                    "of the games not yet in the output folder, and play nothing")
@@ -34,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.estimate:
         from zerochess.experiments.common import default_out_dir
 
-        cfg = experiment.resolve(args.scale, args.config, checked_seed(args.seed))
+        cfg = experiment.resolve(args.scale, args.config, checked_seed(args.seed), args.rules)
         out = Path(args.out) if args.out else default_out_dir(args.name, args.scale,
                                                                cfg["seed"])
         est = experiment.estimate(cfg, out if out.is_dir() else None)
@@ -44,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         print(est.text())
         return 0
     out = experiment.execute(args.scale, args.out, checked_seed(args.seed), args.config,
-                             progress=not args.no_progress, force=args.force)
+                             progress=not args.no_progress, force=args.force,
+                             rules=args.rules)
     print((out / "summary.md").read_text())
     print(f"results: {out}")
     return 0

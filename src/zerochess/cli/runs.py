@@ -8,18 +8,21 @@ import argparse
 from zerochess.errors import ConfigError
 from zerochess.validation import as_seed
 
-INTERRUPTED = "interrupted: finished games are saved; run the same command to resume"
+INTERRUPTED = ("interrupted: finished games and the moves of the games in play are saved; run "
+               "the same command to resume")
 
 
 def add_run_options(p: argparse.ArgumentParser, default_out: str, seed_help: str) -> None:
-    """``--out``, ``--seed`` and ``--no-progress``; an interrupt prints how to resume."""
+    """``--out``, ``--seed`` and ``--no-progress``; an interrupt (Ctrl-C, or a SIGTERM, e.g.
+    from ``timeout`` or a batch scheduler) saves what was played and prints how to
+    resume."""
     p.add_argument("--out", help=f"output folder (default {default_out}); an existing one "
                    "is resumed")
     p.add_argument("--seed", type=int, help=seed_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help="resume a folder whose run had other "
                    "versions (code commit, packages, model file); recorded in versions.yaml")
-    p.set_defaults(interrupted=INTERRUPTED)
+    p.set_defaults(interrupted=INTERRUPTED, stop_on_sigterm=True)
 
 
 def checked_seed(value: int | None) -> int | None:

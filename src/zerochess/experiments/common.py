@@ -33,7 +33,7 @@ from zerochess.games.config import (
 )
 from zerochess.games.loop import GameSpec, RunStats
 from zerochess.games.openings import build_openings
-from zerochess.games.players import get_model
+from zerochess.games.players import RULES, get_model
 from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
 from zerochess.games.rundir import prepare_run_dir, write_json
@@ -43,7 +43,7 @@ from zerochess.games.stats import (
     decisive_over_draws_interval,
     format_interval,
 )
-from zerochess.validation import as_count, as_seed, as_text
+from zerochess.validation import as_choice, as_count, as_seed, as_text
 
 if TYPE_CHECKING:
     from zerochess.experiments.runtime import Estimate, PlannedGames
@@ -93,8 +93,10 @@ class Experiment:
     plan: Callable[[dict[str, Any]], list[PlannedGames]] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
-                seed: int | None = None) -> dict[str, Any]:
-        """The resolved settings of ``scale`` (``ConfigError`` on bad input)."""
+                seed: int | None = None, rules: str = "host") -> dict[str, Any]:
+        """The resolved settings of ``scale`` (``ConfigError`` on bad input). ``rules``
+        (``--rules``: where the searches' chess rules run) is recorded as ``rules`` when
+        it is not the default ``host`` (so folders of host runs keep their config)."""
         if scale not in SCALES:
             raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
         cfg = load_yaml(settings_path(self.name))
@@ -115,6 +117,8 @@ class Experiment:
         if seed is not None:
             cfg["seed"] = seed
         cfg["seed"] = as_seed(cfg.get("seed"), "seed")
+        if as_choice(rules, "--rules", RULES) != "host":
+            cfg["rules"] = rules
         for key, most in (("batch_size", MAX_BATCH), ("games_per_point", MAX_GAMES)):
             if key in cfg:
                 cfg[key] = as_count(cfg[key], key, 1, most)
@@ -124,10 +128,11 @@ class Experiment:
 
     def execute(self, scale: str = "tiny", out_dir: str | Path | None = None,
                 seed: int | None = None, config_path: str | Path | None = None,
-                progress: bool = True, force: bool = False) -> Path:
+                progress: bool = True, force: bool = False, rules: str = "host") -> Path:
         """Resolve, run and summarise the experiment; returns the run folder. ``force``
-        resumes a folder made under other versions (recorded in ``versions.yaml``)."""
-        cfg = self.resolve(scale, config_path, seed)
+        resumes a folder made under other versions (recorded in ``versions.yaml``);
+        ``rules``: see ``resolve``."""
+        cfg = self.resolve(scale, config_path, seed, rules)
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
         if "model" in cfg:  # a bad model is an error before the folder is written
@@ -165,7 +170,8 @@ class Experiment:
             return None
         from zerochess.experiments.runtime import estimate
 
-        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"))
+        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"),
+                        cfg.get("rules", "host"))
 
 
 def default_out_dir(name: str, scale: str, seed: int) -> Path:
@@ -205,7 +211,7 @@ def play(ctx: Context, specs: Sequence[GameSpec], players: Mapping[str, PlayerSp
                          max_plies=cfg.get("max_plies"), progress=ctx.progress,
                          description=description or ctx.name,
                          event=f"zerochess {ctx.name} {ctx.scale}",
-                         shrink_tail=cfg.get("shrink_tail"))
+                         shrink_tail=cfg.get("shrink_tail"), rules=cfg.get("rules", "host"))
     ctx.stats.append(stats)
     return read_games_csv(ctx.out_dir / "games.csv")
 

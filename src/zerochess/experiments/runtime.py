@@ -12,7 +12,8 @@ The expected time of the games still to play is then
 with ``cost`` of a zerochess side = its nodes / measured nodes per second + the measured
 root initialisation per position, and ``cost`` of an engine = its measured time per move.
 The mean game length is the mean of the games already in the run folder (resumed runs,
-10 or more games), else the experiment's assumption (stated in the output).
+10 or more games), else the experiment's assumption (stated in the output); a game in
+play when the run stopped (``unfinished.json``) counts only the plies it has left.
 
 Only the machine the command runs on can be measured: the estimate names its backend
 (``cpu`` with its cores, or the GPU), and ``zerochess experiment NAME --scale full
@@ -33,6 +34,7 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.games.checkpoints import saved_plies
 from zerochess.games.config import EngineSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
 from zerochess.games.records import read_games_csv
@@ -163,7 +165,7 @@ def _warmup_boards(specs: Sequence[GameSpec], n: int, seed: int = 0) -> list[che
 
 
 def measure_search(model_name: str, players: Sequence[PlayerSpec], specs: Sequence[GameSpec],
-                   batch_size: int) -> SearchRate:
+                   batch_size: int, rules: str = "host") -> SearchRate:
     """Time one batched search step like the run's: init, search, read the results.
 
     Compiles first (as the run would: the same cached ``Searcher``, so the run reuses the
@@ -172,7 +174,7 @@ def measure_search(model_name: str, players: Sequence[PlayerSpec], specs: Sequen
     from zerochess.games.players import get_model, get_searcher
 
     max_nodes = max(p.nodes for p in players) + 1
-    searcher = get_searcher(get_model(model_name), max_nodes)
+    searcher = get_searcher(get_model(model_name), max_nodes, rules)
     boards = _warmup_boards(specs, batch_size)
     configs = [players[i % len(players)].search for i in range(batch_size)]
     sims = max(1, min(WARMUP_SIMULATIONS, max_nodes - 1))
@@ -214,14 +216,17 @@ def measure_engine(spec: EngineSpec, board: chess.Board) -> float:
 
 
 def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None = None,
-             max_plies: int | None = None) -> Estimate:
-    """Measure a warm-up and estimate the run time of the planned games not yet played."""
+             max_plies: int | None = None, rules: str = "host") -> Estimate:
+    """Measure a warm-up and estimate the run time of the planned games not yet played
+    (a game in play when the run stopped counts the plies it has left: its saved moves
+    are not played again). ``rules``: where the searches' chess rules run."""
     backend, machine = machine_description()
     print(f"Measuring a short warm-up on this machine ({machine}) for the run-time estimate "
           "(the search compiles first; the run reuses the compile)...", file=sys.stderr,
           flush=True)
     t_start = time.perf_counter()
     done, lengths = _done(out_dir)
+    in_play = saved_plies(out_dir)
     known = len(lengths) >= MIN_GAMES_FOR_LENGTH
     source = (f"mean of the {len(lengths)} games in the run folder" if known
               else "the experiment's assumption")
@@ -241,7 +246,8 @@ def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None
         if searchers and left:
             key = (max(p.nodes for p in searchers) + 1, part.batch_size)
             if key not in rates:
-                rates[key] = measure_search(model_name, searchers, left, part.batch_size)
+                rates[key] = measure_search(model_name, searchers, left, part.batch_size,
+                                            rules)
             rate = rates[key]
         cost: dict[str, float] = {}
         for name, p in part.players.items():
@@ -252,7 +258,8 @@ def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None
                 cost[name] = engine_s.get(label, 0.0)
             elif rate is not None:
                 cost[name] = rate.step_s / rate.batch_size + p.nodes / rate.nodes_per_s
-        secs = sum(plies / 2 * (cost.get(s.white, 0.0) + cost.get(s.black, 0.0)) for s in left)
+        secs = sum(max(plies - in_play.get(s.index, 0), 0.0) / 2
+                   * (cost.get(s.white, 0.0) + cost.get(s.black, 0.0)) for s in left)
         if rate is not None and len(left) >= 4 * part.batch_size:
             # shrink_tail's smaller batch sizes (B/2, B/4, ... >= 8) each compile once
             sizes, b = 0, part.batch_size

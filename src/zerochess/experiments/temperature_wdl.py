@@ -27,10 +27,14 @@ from zerochess.experiments.common import (
     pyplot,
     save_figure,
     selfplay_points,
+    selfplay_specs,
     wdl_counts,
     with_intervals,
     write_csv,
 )
+from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
+from zerochess.games.config import PlayerSpec
+from zerochess.games.stats import trend_test
 
 NAME = "temperature_wdl"
 
@@ -39,13 +43,25 @@ def _check(cfg: dict[str, Any]) -> None:
     check_named_list(cfg["schedules"], "schedules", ("name", "temperature"))
 
 
-def run(ctx: Context) -> str:
-    cfg = ctx.config
+def schedule_points(cfg: dict[str, Any]) -> list[tuple[PlayerSpec, dict[str, Any]]]:
+    """One PUCT self-play player per temperature schedule, with its CSV tags."""
     points = []
     for s in cfg["schedules"]:
         player = make_player(str(s["name"]), cfg["nodes"], cfg["search"],
                              s.get("temperature"), f"schedule {s['name']}")
         points.append((player, {"schedule": player.name}))
+    return points
+
+
+def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
+    """The games ``run`` plays (for the run-time estimate)."""
+    players, specs = selfplay_specs(cfg, schedule_points(cfg))
+    return [PlannedGames(NAME, specs, players, cfg["batch_size"], SELFPLAY_PLIES)]
+
+
+def run(ctx: Context) -> str:
+    cfg = ctx.config
+    points = schedule_points(cfg)
     rows = selfplay_points(ctx, points)
     table = []
     for player, _ in points:
@@ -66,8 +82,17 @@ def run(ctx: Context) -> str:
             "95% intervals in brackets (Wilson for rates; the draw rate's interval mapped "
             "through 1/p - 1 for (w+l)/d).\n\n"
             + markdown_table(shown, cols) + f"\n![W/D/L vs temperature]({NAME}.png)\n\n"
+            + trend_sentence(table) + "\n\n"
             "Schedules:\n\n" + detail + "\n\nPaper (Fig. 3): a higher temperature lowers the "
             "draw rate of PUCT self-play, at a cost in move quality.\n")
+
+
+def trend_sentence(table: list[dict[str, Any]]) -> str:
+    """The paper's claim as a test: the draw rate against the schedules' initial
+    temperatures (Cochran-Armitage; with two schedules, the two-proportion z test)."""
+    test = trend_test([r["draws"] for r in table], [r["games"] for r in table],
+                      [float(r["temperature"]) for r in table])
+    return "Trend: " + test.describe("the draw rate", "the schedule's temperature grows") + "."
 
 
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
@@ -91,4 +116,4 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
 
 
 EXPERIMENT = Experiment(NAME, "PUCT self-play: W/D/L vs temperature (paper Fig. 3)",
-                        run, _check)
+                        run, _check, plan)

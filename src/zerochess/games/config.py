@@ -194,16 +194,17 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
 
 
 def asdict_plain(obj: Any) -> dict[str, Any]:
-    """A dataclass as a plain YAML-friendly dict."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        v = getattr(obj, f.name)
-        if dataclasses.is_dataclass(v):
-            v = asdict_plain(v)
-        elif isinstance(v, tuple):
-            v = list(v)
-        out[f.name] = v
-    return out
+    """A dataclass as a plain YAML-friendly dict (nested dataclasses and tuples, e.g.
+    ``SearchConfig.hybrid_ratio_schedule``'s pairs, become dicts and lists)."""
+    return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return asdict_plain(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _name(value: Any, where: str) -> str:

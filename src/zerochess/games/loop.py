@@ -16,6 +16,8 @@ Determinism: the search seed and the move-choice generator of a move derive from
 in, on the batch size, or on which other games were running (and a resumed run
 replays exactly the games an uninterrupted one would have played), given a
 searcher whose per-tree results depend only on that tree's position, config and seed.
+With mid-game checkpoints (``games.checkpoints``) the games in play when a run stopped
+continue from their saved moves instead of from their openings, with the same result.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.games.checkpoints import GameCheckpoints, SavedGame, checkpointable
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
@@ -105,7 +108,8 @@ class RunStats:
 class _Live:
     """A game in a batch slot."""
 
-    def __init__(self, spec: GameSpec, players: Mapping[str, PlayerSpec]) -> None:
+    def __init__(self, spec: GameSpec, players: Mapping[str, PlayerSpec],
+                 checkpoints: GameCheckpoints | None = None) -> None:
         self.spec = spec
         white, black = players[spec.white].time_control, players[spec.black].time_control
         self.clock = GameClock(white, black) if white is not None and black is not None \
@@ -117,6 +121,23 @@ class _Live:
         self.result: str | None = None
         self.termination: str | None = None
         self.forfeit: str | None = None
+        self.checkpointed = checkpoints is not None and checkpointable(
+            players[spec.white], players[spec.black])
+        if self.checkpointed:
+            assert checkpoints is not None
+            saved = checkpoints.restore(spec.index, spec.seed, spec.white, spec.black,
+                                        spec.opening.name, self.start.fen(), spec.tags,
+                                        self.board)
+            if saved is not None:
+                self.moves, self.stats = saved
+
+    def saved(self) -> SavedGame:
+        """This game in play, as a checkpoint saves it."""
+        return SavedGame(index=self.spec.index, seed=self.spec.seed, white=self.spec.white,
+                         black=self.spec.black, opening=self.spec.opening.name,
+                         start_fen=self.start.fen(),
+                         tags={k: str(v) for k, v in self.spec.tags.items()},
+                         moves=tuple(self.moves), stats=tuple(self.stats))
 
     def mover(self) -> str:
         return self.spec.white if self.board.turn == chess.WHITE else self.spec.black
@@ -219,6 +240,8 @@ def play_games(
     models: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     on_search: SearchHook | None = None,
+    checkpoints: GameCheckpoints | None = None,
+    rules: str = "host",
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 
@@ -237,7 +260,12 @@ def play_games(
     A game's moves depend only on its spec and its players' networks, so grouping does
     not change them. ``max_nodes``: the trees' size (default the players' largest
     ``nodes`` + 1); fix it when node counts change between calls, so nothing recompiles.
-    ``on_search``: see ``SearchHook``.
+    ``on_search``: see ``SearchHook`` (a game continued from a checkpoint calls it for
+    the plies it plays now only).
+    ``checkpoints``: save the games in play there (``games.checkpoints``) and continue
+    the saved ones from their moves (zerochess players without tree reuse or clocks).
+    ``rules``: where the searches' chess rules run (``players.RULES``: ``host``, the
+    default, or ``device``).
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -262,7 +290,8 @@ def play_games(
     backends: dict[int, SearchBackend] = {}
     for m in searchers.values():
         if id(m) not in backends:
-            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail)
+            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail,
+                                            rules=rules)
     engines: dict[str, EnginePlayer] = {}
     slots: list[_Live | None] = [None] * batch_size
     records: list[GameRecord] = []
@@ -273,6 +302,12 @@ def play_games(
     prev_now = 0.0
 
     kept: dict[tuple[int, str, bool], ReusedTree] = {}  # trees of tree_reuse players
+    owned = [s.index for s in specs]
+
+    def checkpoint(force: bool) -> None:
+        if checkpoints is not None:
+            checkpoints.save([lv.saved() for lv in slots if lv is not None
+                              and lv.result is None and lv.checkpointed], owned, force)
 
     def finish(i: int) -> None:
         live = slots[i]
@@ -297,7 +332,7 @@ def play_games(
             games_before = stats.games
             for i in range(batch_size):
                 while slots[i] is None and queue:
-                    slots[i] = _Live(queue.popleft(), players)
+                    slots[i] = _Live(queue.popleft(), players, checkpoints)
                     if slots[i].check_end(max_plies):  # type: ignore[union-attr]
                         finish(i)
             lives = [lv for lv in slots if lv is not None]
@@ -346,6 +381,7 @@ def play_games(
             for i in range(batch_size):
                 if slots[i] is not None and slots[i].result is not None:  # type: ignore[union-attr]
                     finish(i)
+            checkpoint(False)
             recent.append((now, stats.positions, stats.nodes))
             span = recent[-1][0] - recent[0][0]
             nps = (recent[-1][2] - recent[0][2]) / span if span > 0 else 0.0
@@ -355,6 +391,7 @@ def play_games(
         bar.close()
         for eng in engines.values():
             eng.close()
+        checkpoint(True)
     stats.seconds = time.perf_counter() - t0
     return records, stats
 

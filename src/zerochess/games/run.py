@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zerochess.errors import ConfigError
+from zerochess.games.checkpoints import DEFAULT_INTERVAL_S, GameCheckpoints
 from zerochess.games.config import PlayerSpec, RunConfig
 from zerochess.games.loop import GameSpec, RunStats, play_games
 from zerochess.games.players import get_model
@@ -38,11 +39,17 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
               model_name: str, *, batch_size: int, max_plies: int | None,
               pgn_comments: bool = True, progress: bool = True, description: str = "games",
               event: str = "zerochess", stop_after: int | None = None,
-              shrink_tail: bool | None = None) -> tuple[list[GameRecord], RunStats]:
-    """Play ``specs`` into the games files of ``out_dir``, skipping the games already there.
+              shrink_tail: bool | None = None,
+              checkpoint_interval: float = DEFAULT_INTERVAL_S, rules: str = "host"
+              ) -> tuple[list[GameRecord], RunStats]:
+    """Play ``specs`` into the games files of ``out_dir``, skipping the games already there
+    and continuing the games in play when a run stopped from their saved moves
+    (``unfinished.json``, saved every ``checkpoint_interval`` seconds and when play stops:
+    ``games.checkpoints``).
 
     Several calls may share one folder (e.g. an experiment's node counts); each compiles
-    for its own ``max_nodes``. Returns the games played now and their throughput.
+    for its own ``max_nodes``; ``rules``: where the searches' chess rules run (``host`` or
+    ``device``). Returns the games played now and their throughput.
     """
     tag_fields = sorted({k for s in specs for k in s.tags})
     needs_model = any(not p.is_engine for p in players.values())
@@ -51,9 +58,19 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
         for note in writer.notes:
             print(f"resume: {note}", file=sys.stderr)
         check_resumed_games(out_dir, specs, writer.rows)
-        return play_games(specs, players, model, batch_size=batch_size, max_plies=max_plies,
-                          writer=writer, progress=progress, description=description,
-                          stop_after=stop_after, shrink_tail=shrink_tail)
+        checkpoints = GameCheckpoints(out_dir, checkpoint_interval)
+        try:
+            return play_games(specs, players, model, batch_size=batch_size,
+                              max_plies=max_plies, writer=writer, progress=progress,
+                              description=description, stop_after=stop_after,
+                              shrink_tail=shrink_tail, checkpoints=checkpoints,
+                              rules=rules)
+        finally:
+            for note in checkpoints.notes:
+                print(f"resume: {note}", file=sys.stderr)
+            if checkpoints.restored:
+                print(f"resume: {len(checkpoints.restored)} game(s) continued from their "
+                      "saved moves", file=sys.stderr)
 
 
 def check_resumed_games(out_dir: Path, specs: Sequence[GameSpec],

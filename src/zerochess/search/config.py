@@ -12,6 +12,13 @@ import numpy as np
 
 from zerochess.errors import ConfigError, quote
 from zerochess.search import move_filter
+from zerochess.search.contempt import (
+    DEFAULT_SCHEDULE,
+    HYBRID_RATIO_MODES,
+    UNSUPPORTED_MODES,
+    parse_schedule,
+    schedule_arrays,
+)
 from zerochess.search.selection import SELECTION_RULES
 from zerochess.validation import as_choice, as_count, as_flag, as_real
 
@@ -46,6 +53,28 @@ class SearchConfig:
     policy_temperature: float = 1.359
     draw_score: float = 0.0
     n_scl: int | None = None
+    # lc0's newer search-contempt options at frozen nodes (search.contempt has their
+    # semantics). Defaults: today's search-contempt, the paper's algorithm, exactly.
+    # sc_temperature (lc0 ScTemperature, PR #2242, [0, 1], lc0 default 1): frozen counts
+    # N sample as N^(1/T) (0: the most visited ones).
+    sc_temperature: float = 1.0
+    # hybrid_sampling_ratio (lc0 HybridSamplingRatio, PR #2371, [0, 1]): the share of the
+    # visits through a frozen node that sample (the rest use the selection rule); 1.0
+    # here, pure sampling as in the paper; lc0's PR defaults to 0.8
+    hybrid_sampling_ratio: float = 1.0
+    # hybrid_ratio_mode (lc0 HybridRatioMode): "static" uses hybrid_sampling_ratio; the
+    # others make the ratio a function of the frozen node's visits N: "manual_schedule"
+    # interpolates hybrid_ratio_schedule's (N, ratio) points (lc0's string form
+    # "1000:0.5 8000:0.9" or a list of pairs); the curves go from hybrid_min_ratio to
+    # hybrid_max_ratio over hybrid_scaling_factor visits after N_scl, shaped by
+    # hybrid_shape_param1/2 (lc0 HybridMinRatio ... HybridShapeParam2, same defaults)
+    hybrid_ratio_mode: str = "static"
+    hybrid_ratio_schedule: Any = DEFAULT_SCHEDULE
+    hybrid_min_ratio: float = 0.2
+    hybrid_max_ratio: float = 0.9
+    hybrid_scaling_factor: int = 10000
+    hybrid_shape_param1: float = 0.5
+    hybrid_shape_param2: float = 0.1
     dirichlet_alpha: float = 0.3
     dirichlet_epsilon: float = 0.0
     # a key of selection.SELECTION_RULES: "puct" (lc0; search-contempt via n_scl) or
@@ -125,6 +154,16 @@ class SearchConfig:
             raise ConfigError("SearchConfig.dirichlet_alpha must be > 0 when "
                               f"dirichlet_epsilon > 0 (got epsilon {self.dirichlet_epsilon})")
         as_choice(self.selection, "SearchConfig.selection", SELECTION_RULES)
+        if isinstance(self.hybrid_ratio_mode, str) and self.hybrid_ratio_mode in UNSUPPORTED_MODES:
+            raise ConfigError(f"SearchConfig.hybrid_ratio_mode {self.hybrid_ratio_mode!r} is "
+                              f"not supported: {UNSUPPORTED_MODES[self.hybrid_ratio_mode]}")
+        as_choice(self.hybrid_ratio_mode, "SearchConfig.hybrid_ratio_mode", HYBRID_RATIO_MODES)
+        try:
+            schedule = parse_schedule(self.hybrid_ratio_schedule,
+                                      "SearchConfig.hybrid_ratio_schedule")
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        object.__setattr__(self, "hybrid_ratio_schedule", schedule)
         if self.minibatch_size is not None:
             object.__setattr__(self, "minibatch_size", as_count(
                 self.minibatch_size, "SearchConfig.minibatch_size", 1, MAX_MINIBATCH))
@@ -175,6 +214,13 @@ _REAL_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "pb_c_init": (0.0, 1e9, False),
     "pb_c_base": (0.0, 1e9, True),
     "max_collision_visits_scaling_power": (0.01, 100.0, False),
+    # lc0 PRs #2242 / #2371 (search/classic/params.cc, search/contempt/params.cc)
+    "sc_temperature": (0.0, 1.0, False),
+    "hybrid_sampling_ratio": (0.0, 1.0, False),
+    "hybrid_min_ratio": (0.0, 1.0, False),
+    "hybrid_max_ratio": (0.0, 1.0, False),
+    "hybrid_shape_param1": (-10000.0, 10000.0, False),
+    "hybrid_shape_param2": (-10000.0, 10000.0, False),
 }
 # lc0's ranges: MaxCollisionEvents, MaxCollisionVisits, MaxCollisionVisitsScaling*
 _COUNT_RANGES: dict[str, tuple[int, int]] = {
@@ -183,6 +229,7 @@ _COUNT_RANGES: dict[str, tuple[int, int]] = {
     "max_collision_visits_scaling_start": (1, 100_000),
     "max_collision_visits_scaling_end": (0, 100_000_000),
     "kld_gain_average_interval": (1, 10_000_000),  # lc0's KLDGainAverageInterval range
+    "hybrid_scaling_factor": (1, 100_000_000),  # lc0's HybridScalingFactor range
 }
 MAX_MINIBATCH = 1024  # lc0's MinibatchSize range (0 there: the backend picks; None here)
 _OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_root",
@@ -206,6 +253,17 @@ class SearchParams:
     policy_temperature: chex.Array
     draw_score: chex.Array
     n_scl: chex.Array
+    sc_temperature: chex.Array  # float32 ScTemperature
+    hybrid_ratio: chex.Array  # float32 HybridSamplingRatio (the static mode's ratio)
+    hybrid_mode: chex.Array  # int32 index into contempt.HYBRID_RATIO_MODES
+    hybrid_min: chex.Array  # float32 HybridMinRatio
+    hybrid_max: chex.Array  # float32 HybridMaxRatio
+    hybrid_scale: chex.Array  # float32 HybridScalingFactor
+    hybrid_p1: chex.Array  # float32 HybridShapeParam1
+    hybrid_p2: chex.Array  # float32 HybridShapeParam2
+    hybrid_nodes: chex.Array  # float32 [B, MAX_SCHEDULE_POINTS] manual schedule node counts
+    hybrid_ratios: chex.Array  # float32 [B, MAX_SCHEDULE_POINTS] its ratios
+    hybrid_points: chex.Array  # int32 its length (0: no schedule)
     dirichlet_alpha: chex.Array
     dirichlet_epsilon: chex.Array
     selection: chex.Array  # int32 index into selection.SELECTION_RULES
@@ -247,6 +305,7 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
 
     f32, i32 = np.float32, np.int32
     rules = list(SELECTION_RULES)
+    modes = list(HYBRID_RATIO_MODES)
     return SearchParams(
         cpuct=col(lambda c: c.cpuct, f32),
         cpuct_base=col(lambda c: c.cpuct_base, f32),
@@ -266,6 +325,17 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
         policy_temperature=col(lambda c: c.policy_temperature, f32),
         draw_score=col(lambda c: c.draw_score, f32),
         n_scl=col(lambda c: INFINITE_NSCL if c.n_scl is None else c.n_scl, i32),
+        sc_temperature=col(lambda c: c.sc_temperature, f32),
+        hybrid_ratio=col(lambda c: c.hybrid_sampling_ratio, f32),
+        hybrid_mode=col(lambda c: modes.index(c.hybrid_ratio_mode), i32),
+        hybrid_min=col(lambda c: c.hybrid_min_ratio, f32),
+        hybrid_max=col(lambda c: c.hybrid_max_ratio, f32),
+        hybrid_scale=col(lambda c: c.hybrid_scaling_factor, f32),
+        hybrid_p1=col(lambda c: c.hybrid_shape_param1, f32),
+        hybrid_p2=col(lambda c: c.hybrid_shape_param2, f32),
+        hybrid_nodes=col(lambda c: schedule_arrays(c.hybrid_ratio_schedule)[0], f32),
+        hybrid_ratios=col(lambda c: schedule_arrays(c.hybrid_ratio_schedule)[1], f32),
+        hybrid_points=col(lambda c: len(c.hybrid_ratio_schedule), i32),
         dirichlet_alpha=col(lambda c: c.dirichlet_alpha, f32),
         dirichlet_epsilon=col(lambda c: c.dirichlet_epsilon, f32),
         selection=col(lambda c: rules.index(c.selection), i32),

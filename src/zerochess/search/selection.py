@@ -11,7 +11,10 @@ Search-contempt overrides the rule: at opponent nodes (odd depth; the root's
 children are depth 1) whose visit distribution has been frozen, a child is
 sampled in proportion to the frozen counts instead (freezing itself happens in
 the backup). A frozen node samples every visit that passes through it
-independently, including each of the leaves gathered in one step.
+independently, including each of the leaves gathered in one step. lc0's newer
+options (``search.contempt``) sharpen those counts (``ScTemperature``) and send a
+share of the visits through a frozen node to the rule instead
+(``HybridSamplingRatio``); their defaults leave the plain sampling exactly as it is.
 
 Visits in flight (``Tree.in_flight``, gathered and not yet backed up) count in a
 child's U as lc0's N-started; the parent's N in U, cpuct and FPU, and every Q, use
@@ -27,7 +30,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from zerochess.search.contempt import hybrid_ratio, sample_cumulative, tempered_weights
 from zerochess.search.move_filter import excluded_edges
 from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
 
@@ -196,7 +201,8 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
       params: that tree's hyperparameters (scalars).
       node: scalar node index; must be expanded (num_legal > 0).
       depth: scalar depth of ``node`` (root 0).
-      u: scalar uniform draw, used only at frozen search-contempt nodes.
+      u: scalar uniform draw, used only at frozen search-contempt nodes (it decides
+        between sampling and the rule there, and samples: ``frozen_slot``).
       edges: ``node_edges(tree, node)`` if already read.
       rule: static index of the one rule every tree of the batch uses (skips the
         dispatch on ``params.selection``, which under ``vmap`` evaluates every rule).
@@ -221,4 +227,36 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
     tied = stats.valid & (scores == jnp.max(scores))
     puct_slot = jnp.argmax(jnp.where(tied, edges.prior, -1.0)).astype(jnp.int32)
     is_frozen = (depth % 2 == 1) & (jnp.sum(edges.frozen) > 0)
-    return jnp.where(is_frozen, sample_frozen(edges.frozen, u), puct_slot)
+    sampled, slot = frozen_slot(params, edges.frozen, tree.visits[node], u)
+    return jnp.where(is_frozen & sampled, slot, puct_slot)
+
+
+_BELOW_ONE = float(np.nextafter(np.float32(1.0), np.float32(0.0)))
+
+
+def frozen_slot(params: SearchParams, frozen: chex.Array, node_visits: chex.Array,
+                u: chex.Array) -> tuple[chex.Array, chex.Array]:
+    """Whether a visit through a frozen node samples (else the selection rule picks) and
+    the slot it samples (``search.contempt``: lc0's ScTemperature and HybridSamplingRatio).
+
+    The visit samples when ``u < ratio``, then with ``u / ratio``, a uniform on [0, 1)
+    given that; with ratio 1 and temperature 1 (the defaults) this is exactly
+    ``sample_frozen(frozen, u)``, the paper's algorithm (``contempt.sample_cumulative``
+    says why).
+
+    Args:
+      params: one tree's hyperparameters (scalars).
+      frozen: int32 [K] the node's frozen child-visit counts.
+      node_visits: the node's completed visits (the hybrid schedules' N).
+      u: the visit's uniform draw in [0, 1).
+
+    Returns:
+      (bool scalar: the visit samples, int32 scalar: the sampled slot).
+    """
+    ratio = hybrid_ratio(params, node_visits)
+    sampled = u < ratio
+    u = jnp.where(ratio >= 1.0, u,
+                  jnp.minimum(u / jnp.maximum(ratio, 1e-30), jnp.float32(_BELOW_ONE)))
+    cum = jnp.where(params.sc_temperature == 1.0, jnp.cumsum(frozen).astype(jnp.float32),
+                    jnp.cumsum(tempered_weights(frozen, params.sc_temperature)))
+    return sampled, sample_cumulative(cum, u)

