@@ -105,10 +105,9 @@ class Rules:
         if mate_check is not None:
             for i in np.nonzero(np.asarray(mate_check, bool))[0]:
                 mate_slot[i] = root_mate_slot(boards[i])
+        history = RootHistory(*(np.stack(f) for f in zip(*histories, strict=True)))
         return RootPositions(position=position, legal=exp.legal, num_legal=exp.num_legal,
-                             status=status,
-                             history=RootHistory(*(np.stack(f) for f in zip(*histories))),
-                             mate_slot=mate_slot)
+                             status=status, history=history, mate_slot=mate_slot)
 
     def follow(self, board: chess.Board, moves: Sequence[chess.Move], where: str
                ) -> tuple[chess.Board, list[int]]:

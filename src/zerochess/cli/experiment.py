@@ -24,11 +24,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "(the paper's scale)")
     add_run_options(p, "results/<name>/<scale>-seed<seed>", "override the seed")
     p.add_argument("--config", help="YAML overrides (e.g. configs/experiment_contempt_wdl.yaml)")
-    p.add_argument("--rules", choices=("host", "device"), default="host",
-                   help="where the searches' chess rules run: host (python-chess workers, "
-                   "the default) or device (the JAX rules, one jitted program per search; "
-                   "needs a zerochess with the device search). Recorded in config.yaml "
-                   "when not host")
     p.add_argument("--estimate", action="store_true",
                    help="measure a short warm-up on this machine, print the expected run time "
                    "of the games not yet in the output folder, and play nothing")
@@ -40,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
     if args.estimate:
         from zerochess.experiments.common import default_out_dir
 
-        cfg = experiment.resolve(args.scale, args.config, checked_seed(args.seed), args.rules)
+        cfg = experiment.resolve(args.scale, args.config, checked_seed(args.seed))
         out = Path(args.out) if args.out else default_out_dir(args.name, args.scale,
                                                                cfg["seed"])
-        est = experiment.estimate(cfg, out if out.is_dir() else None)
+        est = experiment.estimate(cfg, out if out.is_dir() else None, args.rules)
         if est is None:
             print(f"experiment {args.name} has no run-time estimate")
             return 0

@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     if args.games is not None:
         config = dataclasses.replace(config, games=positive(args.games, "--games"))
     out = Path(args.out) if args.out else Path("results") / "match" / config.name
-    report = run_match(config, out, progress=not args.no_progress, force=args.force)
+    report = run_match(config, out, progress=not args.no_progress, force=args.force,
+                       rules=args.rules)
     print(report.text())
     print(f"games: {out / 'games.pgn'}")
     return 0

@@ -22,7 +22,16 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, seed_help: str
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help="resume a folder whose run had other "
                    "versions (code commit, packages, model file); recorded in versions.yaml")
+    add_rules_option(p)
     p.set_defaults(interrupted=INTERRUPTED, stop_on_sigterm=True)
+
+
+def add_rules_option(p: argparse.ArgumentParser) -> None:
+    """``--rules host|device``: where the searches' chess rules run."""
+    p.add_argument("--rules", choices=("host", "device"), default=None,
+                   help="where the searches' chess rules run: host (python-chess workers) or "
+                   "device (the JAX rules: one compiled program per search). Default: device "
+                   "on an accelerator, host on a CPU. Both give the same games")
 
 
 def checked_seed(value: int | None) -> int | None:

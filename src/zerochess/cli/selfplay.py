@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     if args.games is not None:
         config = dataclasses.replace(config, games=positive(args.games, "--games", MAX_GAMES))
     out = Path(args.out) if args.out else Path("results") / "selfplay" / config.name
-    report = run_selfplay(config, out, progress=not args.no_progress, force=args.force)
+    report = run_selfplay(config, out, progress=not args.no_progress, force=args.force,
+                          rules=args.rules)
     s = report.stats.summary()
     print(f"{len(report.rows)} games in {out / 'games.pgn'} ({report.played} played now; "
           f"{s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} nodes/s, "

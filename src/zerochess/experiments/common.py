@@ -61,6 +61,7 @@ class Context:
     config: dict[str, Any]
     out_dir: Path
     progress: bool = True
+    rules: str | None = None  # where the searches' chess rules run (None: the default)
     stats: list[RunStats] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
 
@@ -93,10 +94,8 @@ class Experiment:
     plan: Callable[[dict[str, Any]], list[PlannedGames]] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
-                seed: int | None = None, rules: str = "host") -> dict[str, Any]:
-        """The resolved settings of ``scale`` (``ConfigError`` on bad input). ``rules``
-        (``--rules``: where the searches' chess rules run) is recorded as ``rules`` when
-        it is not the default ``host`` (so folders of host runs keep their config)."""
+                seed: int | None = None) -> dict[str, Any]:
+        """The resolved settings of ``scale`` (``ConfigError`` on bad input)."""
         if scale not in SCALES:
             raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
         cfg = load_yaml(settings_path(self.name))
@@ -117,8 +116,6 @@ class Experiment:
         if seed is not None:
             cfg["seed"] = seed
         cfg["seed"] = as_seed(cfg.get("seed"), "seed")
-        if as_choice(rules, "--rules", RULES) != "host":
-            cfg["rules"] = rules
         for key, most in (("batch_size", MAX_BATCH), ("games_per_point", MAX_GAMES)):
             if key in cfg:
                 cfg[key] = as_count(cfg[key], key, 1, most)
@@ -128,23 +125,26 @@ class Experiment:
 
     def execute(self, scale: str = "tiny", out_dir: str | Path | None = None,
                 seed: int | None = None, config_path: str | Path | None = None,
-                progress: bool = True, force: bool = False, rules: str = "host") -> Path:
+                progress: bool = True, force: bool = False, rules: str | None = None) -> Path:
         """Resolve, run and summarise the experiment; returns the run folder. ``force``
         resumes a folder made under other versions (recorded in ``versions.yaml``);
-        ``rules``: see ``resolve``."""
-        cfg = self.resolve(scale, config_path, seed, rules)
+        ``rules``: where the searches' chess rules run, ``host`` or ``device`` (None: the
+        Searcher's default); not part of the run's identity: both play the same games."""
+        if rules is not None:
+            as_choice(rules, "--rules", RULES)
+        cfg = self.resolve(scale, config_path, seed)
         out = Path(out_dir) if out_dir is not None else default_out_dir(self.name, scale,
                                                                          cfg["seed"])
         if "model" in cfg:  # a bad model is an error before the folder is written
             get_model(as_text(cfg["model"], "model"))
         prepare_run_dir(out, {"experiment": self.name, "scale": scale, **cfg}, force=force)
-        est = self.estimate(cfg, out)
+        est = self.estimate(cfg, out, rules)
         if est is not None:
             from zerochess.experiments.runtime import write_estimate
 
             write_estimate(out, est)
             print(est.text(), file=sys.stderr, flush=True)
-        ctx = Context(self.name, scale, cfg, out, progress)
+        ctx = Context(self.name, scale, cfg, out, progress, rules)
         body = self.run(ctx)
         stats = [s.summary() for s in ctx.stats if s.games]
         if stats:
@@ -163,15 +163,15 @@ class Experiment:
         (out / "summary.md").write_text("\n".join(summary))
         return out
 
-    def estimate(self, cfg: dict[str, Any], out_dir: Path | None = None) -> Estimate | None:
+    def estimate(self, cfg: dict[str, Any], out_dir: Path | None = None,
+                 rules: str | None = None) -> Estimate | None:
         """The expected run time of the games of ``cfg`` not yet in ``out_dir``, from a short
         measured warm-up (None when the experiment has no ``plan``)."""
         if self.plan is None:
             return None
         from zerochess.experiments.runtime import estimate
 
-        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"),
-                        cfg.get("rules", "host"))
+        return estimate(cfg["model"], self.plan(cfg), out_dir, cfg.get("max_plies"), rules)
 
 
 def default_out_dir(name: str, scale: str, seed: int) -> Path:
@@ -211,7 +211,7 @@ def play(ctx: Context, specs: Sequence[GameSpec], players: Mapping[str, PlayerSp
                          max_plies=cfg.get("max_plies"), progress=ctx.progress,
                          description=description or ctx.name,
                          event=f"zerochess {ctx.name} {ctx.scale}",
-                         shrink_tail=cfg.get("shrink_tail"), rules=cfg.get("rules", "host"))
+                         shrink_tail=cfg.get("shrink_tail"), rules=ctx.rules)
     ctx.stats.append(stats)
     return read_games_csv(ctx.out_dir / "games.csv")
 

@@ -165,7 +165,7 @@ def _warmup_boards(specs: Sequence[GameSpec], n: int, seed: int = 0) -> list[che
 
 
 def measure_search(model_name: str, players: Sequence[PlayerSpec], specs: Sequence[GameSpec],
-                   batch_size: int, rules: str = "host") -> SearchRate:
+                   batch_size: int, rules: str | None = None) -> SearchRate:
     """Time one batched search step like the run's: init, search, read the results.
 
     Compiles first (as the run would: the same cached ``Searcher``, so the run reuses the
@@ -216,7 +216,7 @@ def measure_engine(spec: EngineSpec, board: chess.Board) -> float:
 
 
 def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None = None,
-             max_plies: int | None = None, rules: str = "host") -> Estimate:
+             max_plies: int | None = None, rules: str | None = None) -> Estimate:
     """Measure a warm-up and estimate the run time of the planned games not yet played
     (a game in play when the run stopped counts the plies it has left: its saved moves
     are not played again). ``rules``: where the searches' chess rules run."""

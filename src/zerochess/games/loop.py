@@ -241,7 +241,7 @@ def play_games(
     max_nodes: int | None = None,
     on_search: SearchHook | None = None,
     checkpoints: GameCheckpoints | None = None,
-    rules: str = "host",
+    rules: str | None = None,
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 

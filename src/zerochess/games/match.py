@@ -105,13 +105,15 @@ class MatchReport:
 
 
 def run_match(config: MatchConfig, out_dir: str | Path, *, progress: bool = True,
-              stop_after: int | None = None, force: bool = False) -> MatchReport:
-    """Play a match into ``out_dir`` (games.pgn / games.csv / match.json / summary.md)."""
+              stop_after: int | None = None, force: bool = False,
+              rules: str | None = None) -> MatchReport:
+    """Play a match into ``out_dir`` (games.pgn / games.csv / match.json / summary.md);
+    ``rules``: see ``run_games``."""
     p1, p2 = unique_players(config.player1, config.player2)
     players = {p1.name: p1, p2.name: p2}
     specs = paired_specs(p1.name, p2.name, config.games, config.openings, config.seed)
     run = run_games(config, out_dir, specs, players, event=f"zerochess match {config.name}",
-                    progress=progress, stop_after=stop_after, force=force)
+                    progress=progress, stop_after=stop_after, force=force, rules=rules)
     rows = run.rows
     time_use = None
     if p1.time_control is not None:

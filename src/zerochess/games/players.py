@@ -5,7 +5,6 @@ external UCI engine (python-chess ``chess.engine``: stockfish, lc0 + Maia, any U
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import shutil
 import subprocess
@@ -61,9 +60,9 @@ def search_stat(res: SearchResult, move: chess.Move, temperature: float,
 
 
 _SEARCHERS: dict[tuple[int, int, str], tuple[Any, Any]] = {}
-# where the chess rules of a search run: "host" (python-chess workers, the Searcher's
-# default) or "device" (the JAX rules, one jitted program per search; a Searcher that
-# takes ``rules``)
+# where the chess rules of a search run: "host" (python-chess workers) or "device" (the
+# JAX rules, one compiled program per search); None: the Searcher's default for this
+# machine (device on an accelerator). Both play the same games.
 RULES = ("host", "device")
 _COMPILED: set[tuple[int, int]] = set()  # (id(searcher), batch size) already compiled
 
@@ -83,23 +82,16 @@ def edges_per_node_for(max_nodes: int) -> int:
     return K if max_nodes <= EXACT_EDGE_POOL_MAX_NODES else DEFAULT_EDGES_PER_NODE
 
 
-def get_searcher(model: Any, max_nodes: int, rules: str = "host") -> Any:
+def get_searcher(model: Any, max_nodes: int, rules: str | None = None) -> Any:
     """A cached ``Searcher`` per (model, max_nodes, rules), so repeated runs reuse its
-    compiles. ``rules``: one of ``RULES``; anything but ``host`` is passed on as the
-    Searcher's ``rules`` (a ``ConfigError`` when this Searcher has no such argument)."""
-    as_choice(rules, "rules", RULES)
-    key = (id(model), max_nodes, rules)
+    compiles. ``rules``: one of ``RULES``, or None for the Searcher's default."""
+    if rules is not None:
+        as_choice(rules, "rules", RULES)
+    key = (id(model), max_nodes, rules or "")
     if key not in _SEARCHERS:
-        extra: dict[str, Any] = {}
-        if rules != "host":
-            if "rules" not in inspect.signature(Searcher.__init__).parameters:
-                raise ConfigError(f"rules {rules!r} needs the device search "
-                                  "(Searcher(rules=...)), which this zerochess does not have "
-                                  "yet; use the host rules")
-            extra["rules"] = rules
         _SEARCHERS[key] = (model, Searcher(model, max_nodes=max_nodes,
                                            edges_per_node=edges_per_node_for(max_nodes),
-                                           **extra))
+                                           rules=rules))
     return _SEARCHERS[key][1]
 
 
@@ -117,7 +109,7 @@ class SearchBackend:
     """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
 
     def __init__(self, model: Any, batch_size: int, max_nodes: int,
-                 shrink_tail: bool = True, min_batch: int = 8, rules: str = "host") -> None:
+                 shrink_tail: bool = True, min_batch: int = 8, rules: str | None = None) -> None:
         self.model = model
         self.batch_size = batch_size
         self.max_nodes = max_nodes

@@ -40,7 +40,7 @@ def play_into(out_dir: Path, specs: Sequence[GameSpec], players: Mapping[str, Pl
               pgn_comments: bool = True, progress: bool = True, description: str = "games",
               event: str = "zerochess", stop_after: int | None = None,
               shrink_tail: bool | None = None,
-              checkpoint_interval: float = DEFAULT_INTERVAL_S, rules: str = "host"
+              checkpoint_interval: float = DEFAULT_INTERVAL_S, rules: str | None = None
               ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` into the games files of ``out_dir``, skipping the games already there
     and continuing the games in play when a run stopped from their saved moves
@@ -95,10 +95,13 @@ def check_resumed_games(out_dir: Path, specs: Sequence[GameSpec],
 
 def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
               players: Mapping[str, PlayerSpec], *, event: str, progress: bool = True,
-              stop_after: int | None = None, force: bool = False) -> RunReport:
+              stop_after: int | None = None, force: bool = False,
+              rules: str | None = None) -> RunReport:
     """Play the games of ``config`` into ``out_dir`` (resuming what is there) and return
     every game of the folder. ``stop_after`` stops after that many finished games;
-    ``force`` resumes a folder made under other versions (recorded in versions.yaml).
+    ``force`` resumes a folder made under other versions (recorded in versions.yaml);
+    ``rules``: where the searches' chess rules run (``host``, ``device``; None: the
+    Searcher's default), not part of the run: both play the same games.
 
     The model is loaded first: a bad model path is an error before anything is written,
     so fixing it and running again works."""
@@ -109,7 +112,7 @@ def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],
         out, specs, players, config.model, batch_size=config.batch_size,
         max_plies=config.max_plies, pgn_comments=config.pgn_comments, progress=progress,
         description=config.name, event=event, stop_after=stop_after,
-        shrink_tail=config.shrink_tail)
+        shrink_tail=config.shrink_tail, rules=rules)
     if records:
         write_json(out / "throughput.json", stats.summary())
     return RunReport(out, read_games_csv(out / "games.csv"), stats, len(records))

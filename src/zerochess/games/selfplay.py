@@ -31,9 +31,11 @@ def selfplay_specs(config: SelfPlayConfig) -> tuple[list[GameSpec], dict[str, Pl
 
 
 def run_selfplay(config: SelfPlayConfig, out_dir: str | Path, *, progress: bool = True,
-                 stop_after: int | None = None, force: bool = False) -> RunReport:
-    """Play a self-play config into ``out_dir`` (games.pgn, games.csv, config.yaml, ...)."""
+                 stop_after: int | None = None, force: bool = False,
+                 rules: str | None = None) -> RunReport:
+    """Play a self-play config into ``out_dir`` (games.pgn, games.csv, config.yaml, ...);
+    ``rules``: see ``run_games``."""
     specs, players = selfplay_specs(config)
     return run_games(config, out_dir, specs, players,
                      event=f"zerochess selfplay {config.name}", progress=progress,
-                     stop_after=stop_after, force=force)
+                     stop_after=stop_after, force=force, rules=rules)
