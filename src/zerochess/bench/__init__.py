@@ -20,6 +20,8 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
 - ``smart_pruning`` (``--smart-pruning``): visits saved by smart pruning and the best-move
   agreement kept, against the unpruned search and lc0's own figure;
 - ``puzzles`` (``--puzzles``): mate puzzles solved at the first move;
+- ``uci_timeline`` (``--uci``): ``zerochess uci`` against lc0 at ``go movetime`` 100 /
+  300 / 1,000 ms along games: nodes per move, and where each search's time goes;
 - ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
   positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
@@ -43,6 +45,7 @@ MODES: dict[str, str] = {
     "gpu_grid": "zerochess.bench.leaves",
     "vs_lc0": "zerochess.bench.lc0_peer",
     "layouts": "zerochess.bench.layouts",
+    "uci": "zerochess.bench.uci_timeline",
 }
 DEFAULT_MODE = "zerochess.bench.throughput"
 

@@ -63,6 +63,7 @@ from zerochess.uci.time_manager import (
     make_search_stopper,
     make_time_manager,
 )
+from zerochess.uci.timeline import NullTimeline, Timeline
 
 ENGINE_NAME = "zerochess"
 CHUNK_MS = 25.0  # work per chunk: bounds the reaction to `stop`
@@ -223,6 +224,8 @@ class SearchJob:
         eng = self.engine
         opts = eng.options
         board = self.position.board
+        timeline = eng.timeline
+        timeline.mark("thread")
         lc0_ponder = self.pondering and self.driver.supports_tree_reuse
         if lc0_ponder:
             # lc0 ponders on the position before the expected reply, so a miss still
@@ -242,11 +245,14 @@ class SearchJob:
         if self._time_trouble(black, driver):
             self._instant_move(board, driver, self._make_stopper(board, black, 0))
             return
-        driver.start(board, config, seed, allow)
+        with timeline.span("tree"):
+            driver.start(board, config, seed, allow)
+        timeline.mark("tree")
         # lc0's initial visits: the root visits kept from the last search (tree reuse);
         # `go nodes` and the time manager count them, `playouts` do not
         initial_visits = driver.reused_visits
-        self._evals_at_start = driver.progress().nn_evals
+        with timeline.span("read"):
+            self._evals_at_start = driver.progress().nn_evals
         stopper = self._make_stopper(board, black, initial_visits)
         hints = StoppersHints()
         first_batch: float | None = None
@@ -256,7 +262,8 @@ class SearchJob:
         last_check = -math.inf
         stopped = False
         warned = False
-        progress = driver.progress()
+        with timeline.span("read"):
+            progress = driver.progress()
         search_start = self.clock_start
         while True:
             if self.aborted.is_set():
@@ -278,14 +285,19 @@ class SearchJob:
                 first_batch, batches, stopped, warned = None, 0, False, False
             playouts = progress.root_visits - initial_visits
             now = time.perf_counter()
+            timeline.sample(playouts, now)
             if first_batch is None and playouts > 0:
                 first_batch = now
+                timeline.mark("first_playout", now)
+            t_stop = time.perf_counter()
             stats = self._stats(progress, config, initial_visits, playouts, batches,
                                 search_start, first_batch)
             if not stopped:
                 hints.reset()
                 if stopper.should_stop(stats, hints) or self.stop_requested.is_set():
                     stopped = True
+                    timeline.mark("stop")
+            timeline.add_span("stoppers", time.perf_counter() - t_stop)
             if stopped and (self.stop_requested.is_set() or not self.waits_for_stop):
                 break
             if (now - last_check) * 1000 >= INFO_CHECK_MS or stopped:
@@ -297,9 +309,11 @@ class SearchJob:
                         or progress.average_depth != max(last_info.depth, 0)
                         or progress.max_depth != last_info.seldepth
                         or elapsed > last_info.time + INFO_INTERVAL_MS):
-                    view = driver.view(progress, self._pv_rows(order))
-                    infos = self._infos(view, stats, first_batch, progress.nn_evals)
-                    self._send_infos(infos)
+                    with timeline.span("read"):
+                        view = driver.view(progress, self._pv_rows(order))
+                    with timeline.span("info"):
+                        infos = self._infos(view, stats, first_batch, progress.nn_evals)
+                        self._send_infos(infos)
                     if opts["LogLiveStats"]:
                         self._send_verbose(view, config, log_only=not opts["VerboseMoveStats"])
                     last_info, last_info_best = infos[0], best
@@ -315,10 +329,13 @@ class SearchJob:
             if limit <= 0:
                 stopped = True
                 continue
-            driver.run(driver.chunk_size(CHUNK_MS, limit))
+            with timeline.span("run"):
+                driver.run(driver.chunk_size(CHUNK_MS, limit))
             batches += 1
-            progress = driver.progress()
-        self._finish(driver, config, stats, stopper, first_batch)
+            with timeline.span("read"):
+                progress = driver.progress()
+        with timeline.span("final"):
+            self._finish(driver, config, stats, stopper, first_batch)
 
     def _finish(self, driver, config, stats: IterationStats, stopper, first_batch) -> None:
         eng = self.engine
@@ -356,6 +373,10 @@ class SearchJob:
         if self._stop_time is not None:
             self.stop_latency_ms = (time.perf_counter() - self._stop_time) * 1000
         eng.out.send(text)
+        eng.timeline.mark("bestmove")
+        eng.timeline.end(nodes=int(progress.root_visits), reused=int(driver.reused_visits),
+                         playouts=int(progress.root_visits - driver.reused_visits),
+                         bestmove=board.uci(move))
         stats.total_nodes = progress.root_visits
         stats.time_since_movestart = self._elapsed_ms()
         stopper.on_search_done(stats)
@@ -382,6 +403,9 @@ class SearchJob:
         self.engine.out.send("info string time trouble: the network's policy move, no search")
         if not self.aborted.is_set():
             self.engine.out.send(f"bestmove {board.uci(move)}")
+            self.engine.timeline.mark("bestmove")
+            self.engine.timeline.end(nodes=0, reused=0, playouts=0, bestmove=board.uci(move),
+                                     instant=True)
         stopper.on_search_done(IterationStats(time_since_movestart=self._elapsed_ms(),
                                               total_nodes=1))
 
@@ -530,8 +554,10 @@ def _without_ponder(go: GoParams) -> GoParams:
 class UciEngine:
     """Dispatches UCI commands; owns options, position, time manager and search driver."""
 
-    def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None) -> None:
+    def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None,
+                 timeline: NullTimeline | None = None) -> None:
         self.out = _Output(stream)
+        self.timeline = timeline if timeline is not None else NullTimeline()
         self.options = OptionValues()
         self.position = parse_position({"startpos": ""})
         self.clock_start = time.perf_counter()
@@ -680,6 +706,8 @@ class UciEngine:
             self.out.send(f"info string {line}")
 
     def _go(self, go: GoParams) -> None:
+        self.timeline.begin(time.perf_counter(), go=_go_fields(go), fen=self.position.board.fen(),
+                            ply=self.position.board.ply())
         if go.ponder and not self.options["Ponder"]:
             raise UciError("Ponder is not enabled, but the ponder search is requested")
         self._stop_search(abort=True)
@@ -750,11 +778,21 @@ def _default_driver(options: OptionValues):
     return driver
 
 
-def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0."""
+def _go_fields(go: GoParams) -> dict[str, Any]:
+    """The ``go`` limits a timeline record keeps (those given)."""
+    import dataclasses
+
+    return {f.name: getattr(go, f.name) for f in dataclasses.fields(go)
+            if getattr(go, f.name) not in (None, False, (), [])}
+
+
+def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
+            timeline: str | None = None) -> int:
+    """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0.
+    ``timeline``: a file to append one JSON record per search to (``uci.timeline``)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
-    engine = UciEngine(stdout)
+    engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None)
     try:
         for line in stdin:
             if not engine.handle(line):

