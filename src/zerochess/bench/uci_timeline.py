@@ -135,12 +135,12 @@ def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes:
             if lc0 is not None:
                 lc_nodes = [r["lc0"]["nodes"] for r in rows]
                 ratios = [z / max(c, 1) for z, c in zip(zc_nodes, lc_nodes, strict=True)]
+                lc0_median = _median(lc_nodes)
                 cell.update({
-                    "lc0_nodes_median": _median(lc_nodes),
+                    "lc0_nodes_median": lc0_median,
                     "lc0_nodes_mean": statistics.fmean(lc_nodes) if lc_nodes else None,
                     "lc0_nps_median": _median([r["lc0"]["nps"] for r in rows]),
-                    "ratio_of_medians": (cell["zerochess_nodes_median"]
-                                         / max(cell["lc0_nodes_median"], 1)),
+                    "ratio_of_medians": cell["zerochess_nodes_median"] / max(lc0_median, 1),
                     "median_ratio": _median(ratios)})
             cells.append(cell)
             log(_cell_line(cell))

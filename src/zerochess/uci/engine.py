@@ -180,6 +180,7 @@ class SearchJob:
         self._evals_at_start = 0  # the tree's nn_evals when the move started (eps)
         self.stop_latency_ms: float | None = None
         self._stop_time: float | None = None
+        self._t_final = time.perf_counter()
         self.thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
 
     # -- control from the input thread ----------------------------------------------------
@@ -334,8 +335,8 @@ class SearchJob:
             batches += 1
             with timeline.span("read"):
                 progress = driver.progress()
-        with timeline.span("final"):
-            self._finish(driver, config, stats, stopper, first_batch)
+        self._t_final = time.perf_counter()
+        self._finish(driver, config, stats, stopper, first_batch)
 
     def _finish(self, driver, config, stats: IterationStats, stopper, first_batch) -> None:
         eng = self.engine
@@ -374,6 +375,7 @@ class SearchJob:
             self.stop_latency_ms = (time.perf_counter() - self._stop_time) * 1000
         eng.out.send(text)
         eng.timeline.mark("bestmove")
+        eng.timeline.add_span("final", time.perf_counter() - self._t_final)
         eng.timeline.end(nodes=int(progress.root_visits), reused=int(driver.reused_visits),
                          playouts=int(progress.root_visits - driver.reused_visits),
                          bestmove=board.uci(move))
