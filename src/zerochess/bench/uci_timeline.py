@@ -9,7 +9,11 @@ same positions with ``go movetime T`` for every T of ``--movetimes`` (default 10
   as ``--vs-lc0`` samples its positions), searched in game order;
 - ``reuse``: each engine follows each game with one python-chess game object, so it gets
   ``position startpos moves ...`` one ply longer every time and keeps its tree (lc0's
-  tree reuse, ``Searcher.advance``); ``fresh``: ``ucinewgame`` before every search;
+  tree reuse, ``Searcher.advance``); ``fresh``: the games are taken in turn (ply k of
+  every game, then ply k + 1), so no position continues the one searched before it and
+  each search starts a new tree, without ``ucinewgame`` (lc0 empties its evaluation cache
+  and prepares its search again after one: hundreds of ms of its own on this CPU, which
+  no GUI makes it pay between moves); at least 2 games;
 - the two engines take turns position by position (which goes first alternates), so a
   busy machine slows both alike; both have ``MoveOverheadMs`` 0 and
   ``SmartPruningFactor`` 0, so every search uses its whole movetime;
@@ -43,7 +47,7 @@ from zerochess.uci import timeline as tl
 MOVETIMES_MS = (100, 300, 1000)
 MODES = ("reuse", "fresh")
 GAMES, PLIES = 2, 20
-QUICK_GAMES, QUICK_PLIES, QUICK_MOVETIMES = 1, 8, (100, 300)
+QUICK_GAMES, QUICK_PLIES, QUICK_MOVETIMES = 2, 6, (100, 300)
 TREE_NODES = 16384  # configs/match_uci_vs_lc0.yaml
 LC0_THREADS = 2
 GAME_SEED = 20261127
@@ -110,18 +114,23 @@ def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes:
     for movetime in movetimes:
         for mode in modes:
             rows = []
-            for g, line in enumerate(games):
-                objects = {"zerochess": object(), "lc0": object()}
-                for k, board in enumerate(line):
-                    order = ["zerochess", "lc0"] if k % 2 == 0 else ["lc0", "zerochess"]
-                    row: dict[str, Any] = {"game": g, "ply": k}
-                    for name in order:
-                        engine = zc if name == "zerochess" else lc0
-                        if engine is None:
-                            continue
-                        game = objects[name] if mode == "reuse" else object()
-                        row[name] = _search(engine, board, movetime, game)
-                    rows.append(row)
+            if mode == "reuse":  # one game object per game and engine: game order
+                todo = [(g, k, board, (g, "reuse")) for g, line in enumerate(games)
+                        for k, board in enumerate(line)]
+            else:  # one game object for all: ply-major, so no search continues the last
+                todo = [(g, k, games[g][k], "fresh") for k in range(max(map(len, games)))
+                        for g in range(len(games)) if k < len(games[g])]
+            objects: dict[Any, object] = {}
+            for i, (g, k, board, key) in enumerate(todo):
+                order = ["zerochess", "lc0"] if i % 2 == 0 else ["lc0", "zerochess"]
+                row: dict[str, Any] = {"game": g, "ply": k}
+                for name in order:
+                    engine = zc if name == "zerochess" else lc0
+                    if engine is None:
+                        continue
+                    row[name] = _search(engine, board, movetime,
+                                        objects.setdefault((name, key), object()))
+                rows.append(row)
             records = tl.read(timeline_path)
             new, done = records[done:], len(records)
             for row, rec in zip(rows, new, strict=False):
@@ -181,6 +190,9 @@ def main(args: Any) -> int:
     games_n = getattr(args, "games", None) or (QUICK_GAMES if quick else GAMES)
     plies = getattr(args, "plies", None) or (QUICK_PLIES if quick else PLIES)
     modes = tuple(getattr(args, "modes", None) or MODES)
+    if "fresh" in modes and games_n < 2:
+        raise UserError("bench --uci: the fresh mode takes the games in turn and needs "
+                        f"--games 2 or more, got {games_n}")
     threads = getattr(args, "lc0_threads", None) or LC0_THREADS
     head = record.header("uci_timeline", [maia], getattr(args, "note", None))
     record.print_header(head)
