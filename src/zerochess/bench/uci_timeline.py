@@ -100,6 +100,17 @@ def _search(engine: chess.engine.SimpleEngine, board: chess.Board, movetime_ms: 
             "nps": info.get("nps"), "wall_ms": round(wall, 3)}
 
 
+def _records(path: str, count: int, wait_s: float = 5.0) -> list[dict[str, Any]]:
+    """The timeline's records once it holds ``count`` (a search's record is written after
+    its ``bestmove``, when the playouts in flight are done)."""
+    end = time.perf_counter() + wait_s
+    records = tl.read(path)
+    while len(records) < count and time.perf_counter() < end:
+        time.sleep(0.02)
+        records = tl.read(path)
+    return records
+
+
 def _median(values: list[float]) -> float | None:
     values = [v for v in values if v is not None]
     return float(statistics.median(values)) if values else None
@@ -131,7 +142,7 @@ def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes:
                     row[name] = _search(engine, board, movetime,
                                         objects.setdefault((name, key), object()))
                 rows.append(row)
-            records = tl.read(timeline_path)
+            records = _records(timeline_path, done + len(rows))
             new, done = records[done:], len(records)
             for row, rec in zip(rows, new, strict=False):
                 row["zerochess"]["timeline"] = tl.derived(rec)

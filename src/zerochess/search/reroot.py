@@ -50,7 +50,7 @@ import jax.numpy as jnp
 from zerochess.chess.history import RootHistory
 from zerochess.chess.rules import GameStatus
 from zerochess.search.config import SearchParams
-from zerochess.search.step import _propagate_one
+from zerochess.search.step import rebound_path
 from zerochess.search.tree import PRIOR_DTYPE, K, Tree, node_edges
 
 MAX_PLIES = 8  # moves one advance can follow; longer jumps start a new tree
@@ -265,7 +265,7 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
     count = jnp.sum(starts >= 0)
     new = jax.lax.cond(
         params.certainty & (count > 0),
-        lambda t: jax.lax.fori_loop(0, count, lambda i, tt: _propagate_one(tt, starts[i]), t),
+        lambda t: jax.lax.fori_loop(0, count, lambda i, tt: rebound_path(tt, starts[i]), t),
         lambda t: t, new)
 
     new = _refreeze(new, owner, shift, params.n_scl)

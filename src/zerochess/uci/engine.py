@@ -1,20 +1,23 @@
 """The UCI engine: command dispatch on the input thread, one search thread per ``go``.
 
 The input thread never waits for a search (``stop``, ``ponderhit``, ``isready`` and
-``quit`` are answered while one runs). The search thread drives a B = 1 search in
-chunks sized to ~``CHUNK_MS`` of work, so a ``stop`` is noticed within one chunk; after
-every chunk it asks the stoppers (time manager, go limits, smart pruning) and prints an
-``info`` line when the best move, depth or seldepth changed, or after 5 s.
+``quit`` are answered while one runs). The search thread runs the search without pauses
+(``SearchDriver.search``): between two steps it gets the root as of the step before, asks
+the stoppers (time manager, go limits, smart pruning; the KLD-gain stopper runs on the
+device) and prints an ``info`` line when the best move, depth or seldepth changed, or
+after 5 s (checked at most every ``INFO_CHECK_MS``). When the search is over it answers
+``bestmove`` at once, as lc0 does, and the playouts in flight finish while the GUI
+already has the move.
 
-Pondering: lc0 searches the position *before* the ponder move and, on ``ponderhit``,
-moves into the ponder move's subtree (tree reuse). Without tree reuse in the core
-(``SearchDriver.supports_tree_reuse`` False) the engine ponders on the position after
-the ponder move instead and, on ``ponderhit``, keeps searching the same tree with the
-clock restarted and the time manager told that the nodes so far are reused.
+Pondering, as lc0: ``go ponder`` searches the position *before* the ponder move (info
+lines rewritten to the ponder move's subtree, ``info.ponder_infos``); ``ponderhit`` starts
+the search of the real position on the kept tree (``Searcher.advance`` into the ponder
+move's subtree), the clock restarted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import threading
@@ -27,11 +30,11 @@ import chess
 import chess.polyglot
 import numpy as np
 
+from zerochess.search.results import SearchResult
 from zerochess.uci.info import (
     ThinkingInfo,
     format_info,
     ponder_infos,
-    root_fpu,
     thinking_infos,
     verbose_move_stats,
 )
@@ -66,7 +69,6 @@ from zerochess.uci.time_manager import (
 from zerochess.uci.timeline import NullTimeline, Timeline
 
 ENGINE_NAME = "zerochess"
-CHUNK_MS = 25.0  # work per chunk: bounds the reaction to `stop`
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
@@ -180,7 +182,10 @@ class SearchJob:
         self._evals_at_start = 0  # the tree's nn_evals when the move started (eps)
         self.stop_latency_ms: float | None = None
         self._stop_time: float | None = None
-        self._t_final = time.perf_counter()
+        self._answered = False
+        self._ponder_move: chess.Move | None = None
+        self._final: SearchResult | None = None
+        self._bestmove = ""
         self.thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
 
     # -- control from the input thread ----------------------------------------------------
@@ -224,15 +229,14 @@ class SearchJob:
     def _search(self) -> None:
         eng = self.engine
         opts = eng.options
-        board = self.position.board
         timeline = eng.timeline
         timeline.mark("thread")
-        lc0_ponder = self.pondering and self.driver.supports_tree_reuse
-        if lc0_ponder:
-            # lc0 ponders on the position before the expected reply, so a miss still
-            # finds its subtree; ponderhit then moves into the ponder move's subtree.
+        board = self.position.board
+        if self.pondering:
+            # lc0 ponders on the position before the expected reply (so a miss may still
+            # find its subtree); ponderhit moves into the reply's subtree (tree reuse)
             board = board.copy()
-            board.pop()
+            self._ponder_move = board.pop()
         if not any(board.generate_legal_moves()):
             self._answer_terminal(board)
             return
@@ -240,7 +244,7 @@ class SearchJob:
         if allow is not None and not allow:
             return  # error already reported
         driver = self.driver
-        config = opts.search_config()
+        config = self._config(self.go)
         seed = search_seed(int(opts["Seed"]), board)
         black = board.turn == chess.BLACK
         if self._time_trouble(black, driver):
@@ -249,104 +253,137 @@ class SearchJob:
         with timeline.span("tree"):
             driver.start(board, config, seed, allow)
         timeline.mark("tree")
-        # lc0's initial visits: the root visits kept from the last search (tree reuse);
-        # `go nodes` and the time manager count them, `playouts` do not
-        initial_visits = driver.reused_visits
-        with timeline.span("read"):
-            self._evals_at_start = driver.progress().nn_evals
-        stopper = self._make_stopper(board, black, initial_visits)
-        hints = StoppersHints()
-        first_batch: float | None = None
-        batches = 0
-        last_info: ThinkingInfo | None = None
-        last_info_best = -1
-        last_check = -math.inf
-        stopped = False
+        self._begin(board, self.go, self.clock_start)
         warned = False
-        with timeline.span("read"):
-            progress = driver.progress()
-        search_start = self.clock_start
-        while True:
+        while not self._answered:
             if self.aborted.is_set():
                 return
             if self.pondering and self.ponderhit.is_set():
-                # ponderhit: the real game clock starts now, with the tree so far reused
+                # ponderhit: lc0 starts the search of the real position on the kept tree,
+                # the clock restarted (the reply's subtree is the new tree)
                 self.pondering = False
-                if lc0_ponder:
-                    # move the root into the ponder move's subtree (Searcher.advance)
-                    board = self.position.board
-                    driver.advance(board.peek())
-                    progress = driver.progress()
-                eng.clock_start = self.clock_start = search_start = time.perf_counter()
-                initial_visits = progress.root_visits
-                self._evals_at_start = progress.nn_evals
-                stopper = self._make_stopper(board, black, initial_visits,
-                                             go=_without_ponder(self.go))
-                hints = StoppersHints()
-                first_batch, batches, stopped, warned = None, 0, False, False
-            playouts = progress.root_visits - initial_visits
-            now = time.perf_counter()
-            timeline.sample(playouts, now)
-            if first_batch is None and playouts > 0:
-                first_batch = now
-                timeline.mark("first_playout", now)
-            t_stop = time.perf_counter()
-            stats = self._stats(progress, config, initial_visits, playouts, batches,
-                                search_start, first_batch)
-            if not stopped:
-                hints.reset()
-                if stopper.should_stop(stats, hints) or self.stop_requested.is_set():
-                    stopped = True
-                    timeline.mark("stop")
-            timeline.add_span("stoppers", time.perf_counter() - t_stop)
-            if stopped and (self.stop_requested.is_set() or not self.waits_for_stop):
+                board = self.position.board
+                go = _without_ponder(self.go)
+                with timeline.span("tree"):
+                    driver.start(board, self._config(go), seed)
+                eng.clock_start = self.clock_start = time.perf_counter()
+                self._begin(board, go, self.clock_start)
+                warned = False
+            limit = self._budget(self._last)
+            if limit > 0 and not self._stopped and not self.stop_requested.is_set():
+                with timeline.span("run"):
+                    driver.search(limit, self._time_left_s(), self._on_step)
+                if self._answered or self.aborted.is_set():
+                    break
+                if self.pondering and self.ponderhit.is_set():
+                    continue
+                with timeline.span("read"):
+                    res = driver.result(pvs=False)
+                self._observe(res)
+                if not self._stopped and self._budget(res) > 0 and not res.stopped:
+                    continue  # the run returned early (its time estimate): search on
+                self._mark_stop()
+            if self.stop_requested.is_set() or not self.waits_for_stop:
+                self._answer(driver.result(pvs=False))
                 break
-            if (now - last_check) * 1000 >= INFO_CHECK_MS or stopped:
-                last_check = now
-                order = progress.order(driver.search_prior(progress), config.draw_score)
-                best = int(order[0])
-                elapsed = self._elapsed_ms()
-                if (last_info is None or best != last_info_best
-                        or progress.average_depth != max(last_info.depth, 0)
-                        or progress.max_depth != last_info.seldepth
-                        or elapsed > last_info.time + INFO_INTERVAL_MS):
-                    with timeline.span("read"):
-                        view = driver.view(progress, self._pv_rows(order))
-                    with timeline.span("info"):
-                        infos = self._infos(view, stats, first_batch, progress.nn_evals)
-                        self._send_infos(infos)
-                    if opts["LogLiveStats"]:
-                        self._send_verbose(view, config, log_only=not opts["VerboseMoveStats"])
-                    last_info, last_info_best = infos[0], best
-            if stopped:
-                if not warned:
-                    eng.out.send("info string WARNING: Search has reached limit and does not "
-                                 "make any progress.")
-                    warned = True
-                self.wake.wait(0.1)
-                self.wake.clear()
-                continue
-            limit = self._chunk_limit(progress, stats, hints, driver)
-            if limit <= 0:
-                stopped = True
-                continue
-            with timeline.span("run"):
-                driver.run(driver.chunk_size(CHUNK_MS, limit))
-            batches += 1
-            with timeline.span("read"):
-                progress = driver.progress()
-        self._t_final = time.perf_counter()
-        self._finish(driver, config, stats, stopper, first_batch)
+            if not warned:  # infinite / pondering: lc0 waits for `stop` (or ponderhit)
+                eng.out.send("info string WARNING: Search has reached limit and does not "
+                             "make any progress.")
+                warned = True
+            self.wake.wait(0.1)
+            self.wake.clear()
+        self._done()
 
-    def _finish(self, driver, config, stats: IterationStats, stopper, first_batch) -> None:
+    # -- one search segment (a go, or the search after ponderhit) ---------------------------
+
+    def _config(self, go: GoParams):
+        """The search's settings: the options, and lc0's KLD-gain stopper (on the device)
+        unless the search is infinite, pondering or a mate search (lc0's stopper chain)."""
+        config = self.engine.options.search_config()
+        if go.infinite or go.ponder or go.mate is not None:
+            config = dataclasses.replace(config, minimum_kld_gain_per_node=0.0)
+        return config
+
+    def _begin(self, board: chess.Board, go: GoParams, search_start: float) -> None:
+        """Start the stoppers and counters of a search of ``board``."""
+        driver = self.driver
+        self._board = board
+        self._search_start = search_start
+        self._initial_visits = driver.reused_visits  # lc0's initial visits (tree reuse)
+        first = driver.result(pvs=False)
+        self._last = first
+        self._evals_at_start = first.nn_evals
+        self._stopper = self._make_stopper(board, board.turn == chess.BLACK,
+                                           self._initial_visits, go=go)
+        self._hints = StoppersHints()
+        self._first_batch: float | None = None
+        self._batches = 0
+        self._stopped = False
+        self._stats_now = IterationStats()
+        self._last_info: ThinkingInfo | None = None
+        self._last_info_best: chess.Move | None = None
+        self._last_check = -math.inf
+
+    def _on_step(self, res: SearchResult) -> bool:
+        """Between two steps of the search (``res``: the root as of the step before): the
+        stoppers and ``info`` lines; answers at once when the search is over (lc0 sends
+        ``bestmove`` without waiting for the playouts in flight). True: end the run."""
+        if self.aborted.is_set() or (self.pondering and self.ponderhit.is_set()):
+            return True
+        self._batches += 1
+        self._observe(res)
+        if self.stop_requested.is_set() or (self._stopped and not self.waits_for_stop):
+            self._mark_stop()
+            self._answer(res)
+            return True
+        return self._stopped
+
+    def _observe(self, res: SearchResult) -> None:
+        """Stoppers and info lines for the root picture ``res``."""
+        timeline = self.engine.timeline
+        self._last = res
+        playouts = res.root_visits - self._initial_visits
+        now = time.perf_counter()
+        timeline.sample(playouts, now)
+        if self._first_batch is None and playouts > 0:
+            self._first_batch = now
+            timeline.mark("first_playout", now)
+        t0 = time.perf_counter()
+        stats = self._stats(res, playouts)
+        self._stats_now = stats
+        if not self._stopped:
+            self._hints.reset()
+            if self._stopper.should_stop(stats, self._hints) or res.stopped:
+                self._stopped = True
+        timeline.add_span("stoppers", time.perf_counter() - t0)
+        if (now - self._last_check) * 1000 >= INFO_CHECK_MS or self._stopped:
+            self._last_check = now
+            best = res.best_move
+            last = self._last_info
+            if (last is None or best != self._last_info_best
+                    or int(res.depth) != max(last.depth, 0) or res.seldepth != last.seldepth
+                    or self._elapsed_ms() > last.time + INFO_INTERVAL_MS):
+                with timeline.span("info"):
+                    res = self.driver.pvs(res)
+                    infos = self._infos(res, stats)
+                    self._send_infos(infos)
+                    if self.engine.options["LogLiveStats"]:
+                        self._send_verbose(res, log_only=not self.engine.options[
+                            "VerboseMoveStats"])
+                self._last_info, self._last_info_best = infos[0], best
+
+    def _mark_stop(self) -> None:
+        self.engine.timeline.mark("stop")
+
+    def _answer(self, res: SearchResult) -> None:
+        """The last info lines and ``bestmove`` for the root picture ``res``."""
+        t0 = time.perf_counter()
         eng = self.engine
         opts = eng.options
-        progress = driver.progress()
-        rows = self._pv_rows(progress.order(driver.search_prior(progress), config.draw_score))
-        view = driver.view(progress, rows)
-        infos = self._infos(view, stats, first_batch, progress.nn_evals)
-        self._send_infos(infos)
-        res = view.result
+        self._answered = True
+        self._final = res
+        res = self.driver.pvs(res)
+        self._send_infos(self._infos(res, self._stats_now))
         board = res.board
         schedule = opts.temperature_schedule()
         temperature = schedule.at(board.ply())
@@ -357,13 +394,12 @@ class SearchJob:
         else:
             move = res.best_move
         index = res.moves.index(move)
-        if index not in rows:
-            res.pvs[index] = driver.view(progress, [index]).result.pvs[index]
-        ponder = None
-        if res.visits[index] > 0 and res.pvs[index]:
-            ponder = res.pvs[index][0]
+        pv = res.pvs[index]
+        if not pv and res.visits[index] > 0:  # a move outside the lines read
+            pv = self.driver.result([self._slot(res, index)]).pvs[index]
+        ponder = pv[0] if res.visits[index] > 0 and pv else None
         if opts["VerboseMoveStats"]:
-            self._send_verbose(view, config)
+            self._send_verbose(res)
         if self.aborted.is_set():
             return
         text = f"bestmove {board.uci(move)}"
@@ -375,13 +411,25 @@ class SearchJob:
             self.stop_latency_ms = (time.perf_counter() - self._stop_time) * 1000
         eng.out.send(text)
         eng.timeline.mark("bestmove")
-        eng.timeline.add_span("final", time.perf_counter() - self._t_final)
-        eng.timeline.end(nodes=int(progress.root_visits), reused=int(driver.reused_visits),
-                         playouts=int(progress.root_visits - driver.reused_visits),
-                         bestmove=board.uci(move))
-        stats.total_nodes = progress.root_visits
+        eng.timeline.add_span("final", time.perf_counter() - t0)
+        self._bestmove = board.uci(move)
+
+    def _slot(self, res: SearchResult, index: int) -> int:
+        """The edge slot of ``res.moves[index]`` in the driver's root."""
+        return self.driver.moves.index(res.moves[index])
+
+    def _done(self) -> None:
+        """After ``bestmove``: the time manager learns how the search went (its log)."""
+        if not self._answered:
+            return
+        eng = self.engine
+        res, stats = self._final, self._stats_now
+        stats.total_nodes = res.root_visits
         stats.time_since_movestart = self._elapsed_ms()
-        stopper.on_search_done(stats)
+        self._stopper.on_search_done(stats)
+        eng.timeline.end(nodes=int(res.root_visits), reused=int(self._initial_visits),
+                         playouts=int(res.root_visits - self._initial_visits),
+                         bestmove=self._bestmove)
         tm = eng.time_manager
         if tm is not None and getattr(tm, "log", None):
             for line in tm.log:
@@ -391,8 +439,8 @@ class SearchJob:
     # -- helpers ---------------------------------------------------------------------------
 
     def _time_trouble(self, black: bool, driver) -> bool:
-        """Too little clock left for even a minimal search (a new tree, one chunk, the
-        final read-out) within MoveOverheadMs: move from the network's policy instead."""
+        """Too little clock left for even a minimal search (a tree ready, its first
+        playouts) within MoveOverheadMs: move from the network's policy instead."""
         go = self.go
         own = go.own_time(black)
         if own is None or go.infinite or go.ponder:
@@ -410,9 +458,6 @@ class SearchJob:
                                      instant=True)
         stopper.on_search_done(IterationStats(time_since_movestart=self._elapsed_ms(),
                                               total_nodes=1))
-
-    def _pv_rows(self, order: np.ndarray) -> list[int]:
-        return [int(i) for i in order[:max(1, int(self.engine.options["MultiPV"]))]]
 
     def _answer_terminal(self, board: chess.Board) -> None:
         """A position without legal moves: lc0 prints no search; answer like Stockfish."""
@@ -454,80 +499,76 @@ class SearchJob:
             current_nodes=current_nodes, move_overhead_ms=int(opts["MoveOverheadMs"]),
             smart_pruning_factor=float(opts["SmartPruningFactor"]),
             smart_pruning_min_batches=int(opts["SmartPruningMinimumBatches"]),
-            min_kld_gain=float(opts["MinimumKLDGainPerNode"]),
-            kld_interval=int(opts["KLDGainAverageInterval"]),
             nodes_as_playouts=bool(opts["NodesAsPlayouts"]),
             tree_capacity=self.driver.max_nodes)
 
-    def _stats(self, p, config, initial_visits: int, playouts: int, batches: int,
-               search_start: float, first_batch: float | None) -> IterationStats:
-        """lc0's PopulateCommonIterationStats from the root counters."""
+    def _stats(self, res: SearchResult, playouts: int) -> IterationStats:
+        """lc0's PopulateCommonIterationStats from the root picture ``res``."""
         now = time.perf_counter()
+        first = self._first_batch
         stats = IterationStats(
-            time_since_movestart=int((now - search_start) * 1000),
-            time_since_first_batch=0 if first_batch is None else int((now - first_batch) * 1000),
-            total_nodes=p.root_visits, nodes_since_movestart=max(playouts, 0),
-            batches_since_movestart=batches, average_depth=p.average_depth,
-            edge_n=[int(x) for x in p.visits], tree_nodes=p.tree_nodes)
-        visited = p.visits > 0
-        q = np.where(visited, p.wl + config.draw_score * p.d, 0.0)
+            time_since_movestart=int((now - self._search_start) * 1000),
+            time_since_first_batch=0 if first is None else int((now - first) * 1000),
+            total_nodes=res.root_visits, nodes_since_movestart=max(playouts, 0),
+            batches_since_movestart=self._batches, average_depth=int(res.depth),
+            edge_n=[int(x) for x in res.visits], tree_nodes=res.nodes_used)
+        visited = res.visits > 0
+        lower, upper = res.bounds[:, 0], res.bounds[:, 1]
         # lc0: a root edge proven won (terminal, WL > 0) is a win found, mate in round(M)/2 + 1
         # moves (M: the child's plies to the game's end); one proven lost counts as losing
-        won = p.won
+        won = visited & (res.mates | (lower == 1))
         stats.win_found = bool(np.any(won))
         if stats.win_found:
-            plies = np.zeros(len(won), np.int64) if p.plies is None else p.plies
-            stats.mate_depth = int(plies[won].min()) // 2 + 1
-        stats.num_losing_edges = int(np.sum(p.proven_lost))
+            stats.mate_depth = int(res.plies[won].min()) // 2 + 1
+        stats.num_losing_edges = int(np.sum(visited & (upper == -1)))
+        q = np.where(visited, res.wl + res.draw_score * res.d, 0.0)
         stats.may_resign = not bool(np.any(visited & (q > RESIGN_Q)))
-        if len(p.visits):
-            visited_policy = float(self.driver.search_prior(p)[visited].sum())
-            fpu = root_fpu(config, p.root_wl + config.draw_score * p.root_d, visited_policy)
-            q_all = np.where(visited, q, fpu)  # TODO(core): + moves-left utility
-            max_n = int(p.visits.max())
-            best_q = float(q_all.max())
+        if len(res.visits):
+            # Q (the FPU if unvisited) + moves-left utility, as the search scores them
+            q_all = res.s - res.u
+            max_n = int(res.visits.max())
             # kNeedMoreTime when no most-visited move also has the best Q (+M)
-            has_both = bool(np.any((p.visits == max_n) & (q_all >= best_q)))
+            has_both = bool(np.any((res.visits == max_n) & (q_all >= float(q_all.max()))))
             stats.time_usage_hint = HINT_NORMAL if has_both else HINT_NEED_MORE_TIME
         return stats
 
-    def _chunk_limit(self, p, stats: IterationStats, hints: StoppersHints, driver) -> int:
-        """Simulations the next chunk may run: up to the node limit, the tree's capacity and
-        (with a clock) what fits before the nearest deadline minus the finishing work."""
-        limit = driver.max_nodes - p.tree_nodes
+    def _budget(self, res: SearchResult) -> int:
+        """Simulations the search may still run: up to the node limit and the tree's
+        capacity."""
+        limit = self.driver.max_nodes - res.nodes_used
         if self.go.nodes is not None and not self.engine.options["NodesAsPlayouts"]:
-            limit = min(limit, self.go.nodes - p.root_visits)
+            limit = min(limit, self.go.nodes - res.root_visits)
         elif self.go.nodes is not None:
-            limit = min(limit, self.go.nodes - stats.nodes_since_movestart)
-        remaining_ms = hints.remaining_time_ms
-        if remaining_ms < 1e9:
-            spare = remaining_ms - driver.ms_per_view
-            if spare <= 0:
-                return 0
-            limit = min(limit, max(1, int(spare / max(driver.ms_per_sim, 1e-3))))
+            limit = min(limit, self.go.nodes - (res.root_visits - self._initial_visits))
         return limit
 
-    def _infos(self, view, stats: IterationStats, first_batch: float | None,
-               nn_evals: int | None = None) -> list[ThinkingInfo]:
-        """``nn_evals``: the tree's network evaluations so far (eps counts those made since
-        the move started: cache hits and game ends excluded, as lc0's)."""
+    def _time_left_s(self) -> float | None:
+        """Seconds to the nearest deadline the stoppers gave (None: none)."""
+        remaining_ms = self._hints.remaining_time_ms
+        if remaining_ms >= 1e9:
+            return None
+        elapsed = (time.perf_counter() - self._search_start) * 1000
+        left = remaining_ms - (elapsed - self._stats_now.time_since_movestart)
+        return max(left, 0.0) / 1000.0
+
+    def _infos(self, res: SearchResult, stats: IterationStats) -> list[ThinkingInfo]:
+        """The info lines of ``res`` (eps counts the network evaluations made since the
+        move started: cache hits and game ends excluded, as lc0's)."""
         opts = self.engine.options
         playouts = stats.nodes_since_movestart
         nps = eps = -1
-        if first_batch is not None:
-            ms = (time.perf_counter() - first_batch) * 1000
+        if self._first_batch is not None:
+            ms = (time.perf_counter() - self._first_batch) * 1000
             if ms > 0:
                 nps = int(playouts * 1000 / ms)
-                eps = nps if nn_evals is None else int(
-                    max(nn_evals - self._evals_at_start, 0) * 1000 / ms)
+                eps = int(max(res.nn_evals - self._evals_at_start, 0) * 1000 / ms)
         infos = thinking_infos(
-            view, time_ms=self._elapsed_ms(), nodes=view.result.root_visits, nps=nps,
-            eps=eps,
+            res, time_ms=self._elapsed_ms(), nodes=res.root_visits, nps=nps, eps=eps,
             multipv=int(opts["MultiPV"]), score_type=str(opts["ScoreType"]),
             has_wdl=True, per_pv_counters=bool(opts["PerPVCounters"]),
             draw_score=float(opts["DrawScore"]),
-            hashfull=view.tree_nodes * 1000 // max(self.driver.max_nodes, 1))
-        if self.pondering and self.driver.supports_tree_reuse:
+            hashfull=res.nodes_used * 1000 // max(self.driver.max_nodes, 1))
+        if self.pondering:
             infos = ponder_infos(infos, self.position.moves[-1])
         return infos
 
@@ -539,8 +580,8 @@ class SearchJob:
                 show_moves_left=bool(opts["UCI_ShowMovesLeft"]),
                 show_eps=bool(opts["UCI_ShowEPS"])))
 
-    def _send_verbose(self, view, config, log_only: bool = False) -> None:
-        for line in verbose_move_stats(view, config):
+    def _send_verbose(self, res: SearchResult, log_only: bool = False) -> None:
+        for line in verbose_move_stats(res):
             if log_only:
                 self.engine.out.log("MS", line)
             else:
@@ -548,8 +589,6 @@ class SearchJob:
 
 
 def _without_ponder(go: GoParams) -> GoParams:
-    import dataclasses
-
     return dataclasses.replace(go, ponder=False)
 
 
@@ -718,10 +757,8 @@ class UciEngine:
         self.ensure_ready()
         self.driver.prepare(int(self.options["MultiPV"]))
         position = self.position
-        if go.ponder and self.driver.supports_tree_reuse:
-            # TODO(core): lc0 searches the position before the ponder move, then advance().
-            if not position.moves:
-                raise UciError("ponder search requires at least one move")
+        if go.ponder and not position.moves:
+            raise UciError("ponder search requires at least one move (the ponder move)")
         key = position.key
         last = self._last_search_key
         same_game = (last is not None and last[0] == key[0]
@@ -782,8 +819,6 @@ def _default_driver(options: OptionValues):
 
 def _go_fields(go: GoParams) -> dict[str, Any]:
     """The ``go`` limits a timeline record keeps (those given)."""
-    import dataclasses
-
     return {f.name: getattr(go, f.name) for f in dataclasses.fields(go)
             if getattr(go, f.name) not in (None, False, (), [])}
 

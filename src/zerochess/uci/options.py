@@ -235,6 +235,8 @@ _CONFIG_FIELDS = {
     "MovesLeftScaledFactor": "moves_left_scaled_factor",
     "MovesLeftQuadraticFactor": "moves_left_quadratic_factor",
     "StickyEndgames": "certainty_propagation",
+    "MinimumKLDGainPerNode": "minimum_kld_gain_per_node",  # the core's (device) stopper
+    "KLDGainAverageInterval": "kld_gain_average_interval",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
     "MaxCollisionVisitsScalingStart": "max_collision_visits_scaling_start",
