@@ -93,7 +93,8 @@ class SearchDriver:
         self.moves: list[chess.Move] = []  # the root's legal moves, slot order
         self._filter: MoveFilter | None = None  # searchmoves of the current search
         self._rows = 1
-        self._compiled: set[int] = set()  # PV row counts whose read is compiled
+        self._compiled: set[int] = set()
+        self._live = None  # the latest state while ``search`` runs  # PV row counts whose read is compiled
         self._last: tuple[SearchResult | None, dict] = (None, {})
         self.ms_per_start = 50.0  # running estimates (a tree ready; a step)
         self.ms_per_step = 20.0
@@ -237,6 +238,7 @@ class SearchDriver:
         steps = [0, time.perf_counter()]
 
         def observe(shards) -> bool:
+            self._live = shards[0]  # what ``result`` reads while the search runs
             read = view.read_trees(shards[0], rows, PV_LENGTH)  # dispatched, not awaited
             pending.append(read)
             steps[0] += 1
@@ -245,22 +247,30 @@ class SearchDriver:
             return bool(on_step(self._result(jax.device_get(pending.pop(0)), pvs=False)))
 
         t0 = time.perf_counter()
-        self.batch = self.searcher.run(self.batch, simulations, time_limit_s=time_limit_s,
-                                       observe=observe)
+        try:
+            self.batch = self.searcher.run(self.batch, simulations, time_limit_s=time_limit_s,
+                                           observe=observe)
+        except BaseException:
+            self.forget()  # the run's trees are lost (updated in place): start afresh
+            raise
+        finally:
+            self._live = None
         if steps[0] > 1:
             per_step = (time.perf_counter() - t0) * 1000.0 / steps[0]
             self.ms_per_step = 0.7 * self.ms_per_step + 0.3 * per_step
 
     def result(self, rows: list[int] | None = None, pvs: bool = True) -> SearchResult:
         """The tree's root picture now, with the continuations of the root moves in slots
-        ``rows`` (default: the ``multipv`` best)."""
+        ``rows`` (default: the ``multipv`` best); inside ``search``'s ``on_step``, the
+        latest state's (it waits for the step in flight)."""
         assert self.batch is not None
         if rows is None:
             read_rows = view.best_rows(1, self._rows)
         else:
             bucket = rows_bucket(len(rows))
             read_rows = np.asarray([(list(rows) + [rows[0]] * bucket)[:bucket]], np.int32)
-        read = jax.device_get(view.read_trees(self.batch.shards[0], read_rows, PV_LENGTH))
+        state = self._live if self._live is not None else self.batch.shards[0]
+        read = jax.device_get(view.read_trees(state, read_rows, PV_LENGTH))
         return self._result(read, pvs)
 
     def _result(self, read: dict[str, np.ndarray], pvs: bool) -> SearchResult:

@@ -395,7 +395,7 @@ class SearchJob:
             move = res.best_move
         index = res.moves.index(move)
         pv = res.pvs[index]
-        if not pv and res.visits[index] > 0:  # a move outside the lines read
+        if res.visits[index] > 0 and res.pv_visits[index, 0] == 0:  # not among the lines read
             pv = self.driver.result([self._slot(res, index)]).pvs[index]
         ponder = pv[0] if res.visits[index] > 0 and pv else None
         if opts["VerboseMoveStats"]:
