@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import chess
 import jax
@@ -74,18 +75,18 @@ def reference(tree, config: SearchConfig) -> dict[str, np.ndarray]:
                 order=np.array(order), root_n=n_parent)
 
 
-def parse_verbose(lines: list[str]) -> dict[str, dict[str, float]]:
-    """lc0's VerboseMoveStats lines -> {move: {N, inflight, P, WL, D, Q, U, S, V}}."""
+_FIELD = re.compile(r"\((\w+):\s*([-+0-9.]+|-\.-+)%?\)")
+
+
+def parse_verbose(lines: list[str]) -> dict[str, dict[str, float | None]]:
+    """lc0's VerboseMoveStats lines -> {move: {N, inflight, P, WL, D, M, Q, U, S, V}}."""
     out = {}
     for line in lines[:-1]:
-        words = line.replace("(", " ").replace(")", " ").split()
-        move = words[0]
-        get = {w.rstrip(":"): words[i + 1] for i, w in enumerate(words) if w.endswith(":")}
-        out[move] = {"N": int(get["N"]), "inflight": int(words[words.index("N:") + 2][1:]),
-                     "P": float(get["P"].rstrip("%")) / 100,
-                     "WL": None if get["WL"].startswith("-.") else float(get["WL"]),
-                     "Q": float(get["Q"]), "U": float(get["U"]), "S": float(get["S"]),
-                     "V": None if get["V"].startswith("-.") else float(get["V"])}
+        fields = {k: None if v.startswith("-.") else float(v) for k, v in _FIELD.findall(line)}
+        n = re.search(r"N:\s*(\d+) \(\+\s*(\d+)\)", line)
+        fields["N"], fields["inflight"] = int(n[1]), int(n[2])
+        fields["P"] = fields["P"] / 100
+        out[line.split()[0]] = fields
     return out
 
 
