@@ -331,9 +331,9 @@ def test_ponder_hit_continues_the_search(engine):
     board = chess.Board()
     for m in ("e2e4", "e7e5"):
         board.push_uci(m)
-    lines = [line for line in before if " pv " in line]
-    assert lines
-    for line in lines:  # the PV starts after the ponder move: a move of the real position
+    # a PV is shown when the search's best line starts with the ponder move (lc0's
+    # PonderResponseTransformer); it then starts after it: a move of the real position
+    for line in (line for line in before if " pv " in line):
         assert chess.Move.from_uci(line.split(" pv ")[1].split()[0]) in board.legal_moves
     nodes = [int(line.split(" nodes ")[1].split()[0]) for line in after]
     assert nodes == sorted(nodes) and nodes[0] >= 2  # the kept subtree, then growing
