@@ -93,8 +93,8 @@ class SearchDriver:
         self.moves: list[chess.Move] = []  # the root's legal moves, slot order
         self._filter: MoveFilter | None = None  # searchmoves of the current search
         self._rows = 1
-        self._compiled: set[int] = set()
-        self._live = None  # the latest state while ``search`` runs  # PV row counts whose read is compiled
+        self._compiled: set[int] = set()  # PV row counts whose read is compiled
+        self._live = None  # the latest state while ``search`` runs
         self._last: tuple[SearchResult | None, dict] = (None, {})
         self.ms_per_start = 50.0  # running estimates (a tree ready; a step)
         self.ms_per_step = 20.0

@@ -186,6 +186,7 @@ class SearchJob:
         self._ponder_move: chess.Move | None = None
         self._final: SearchResult | None = None
         self._bestmove = ""
+        self._move: chess.Move | None = None  # the move answered
         self.thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
 
     # -- control from the input thread ----------------------------------------------------
@@ -293,6 +294,21 @@ class SearchJob:
             self.wake.wait(0.1)
             self.wake.clear()
         self._done()
+        self._prepare_next()
+
+    def _prepare_next(self) -> None:
+        """In a game on the clock, move the tree into our move's subtree right after
+        ``bestmove``, while the opponent thinks: the next ``position`` continues it, so its
+        search starts one reroot (the reply) away, as lc0 starts at once on its kept tree.
+        (Not for analysis: a GUI may search the same position again.)"""
+        move = self._move
+        if (move is None or self.aborted.is_set() or self.pondering
+                or not self.go.has_clock or self.go.infinite):
+            return
+        board = self._board.copy()
+        board.push(move)
+        if any(board.generate_legal_moves()):
+            self.driver.start(board, self.driver.config, 0)
 
     # -- one search segment (a go, or the search after ponderhit) ---------------------------
 
@@ -413,6 +429,7 @@ class SearchJob:
         eng.timeline.mark("bestmove")
         eng.timeline.add_span("final", time.perf_counter() - t0)
         self._bestmove = board.uci(move)
+        self._move = move
 
     def _slot(self, res: SearchResult, index: int) -> int:
         """The edge slot of ``res.moves[index]`` in the driver's root."""
