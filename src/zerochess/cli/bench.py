@@ -62,6 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     u.add_argument("--lc0-threads", type=int, default=None, metavar="T",
                    help="lc0's Threads (default 2)")
     u.add_argument("--no-lc0", action="store_true", help="zerochess alone (no lc0 installed)")
+    u.add_argument("--baseline-src", metavar="DIR",
+                   help="also run zerochess from the sources in DIR (holding zerochess/), "
+                        "interleaved: a before/after comparison on one machine at one time")
     a = p.add_argument_group("--analysis options")
     a.add_argument("--gpu", action="store_true",
                    help="the GPU size: 16,000 positions, slots 256 and 1024")
