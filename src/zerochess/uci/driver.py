@@ -18,6 +18,7 @@ shows only the searched moves, as lc0 does.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import time
@@ -95,7 +96,8 @@ class SearchDriver:
         self._rows = 1
         self._compiled: set[int] = set()  # PV row counts whose read is compiled
         self._live = None  # the latest state while ``search`` runs
-        self._last: tuple[SearchResult | None, dict] = (None, {})
+        self._reads: collections.OrderedDict[int, tuple[SearchResult, dict]] = (
+            collections.OrderedDict())
         self.ms_per_start = 50.0  # running estimates (a tree ready; a step)
         self.ms_per_step = 20.0
         self._policy_fn = functools.partial(_policy_logits, model.apply)
@@ -277,12 +279,15 @@ class SearchDriver:
         assert self.board is not None
         res = view.results([self.board], read, moves=[self.moves], pvs=pvs)[0]
         res = restrict_result(res, self._filter)
-        self._last = (res, read)
+        self._reads[id(res)] = (res, read)
+        while len(self._reads) > 4:  # the last few pictures (the engine's threads use them)
+            self._reads.popitem(last=False)
         return res
 
     def pvs(self, result: SearchResult) -> SearchResult:
-        """``result`` (the last one read) with the continuations it read decoded."""
-        last, read = self._last
+        """``result`` (one of the last pictures read) with the continuations it read
+        decoded; never reads the device (any thread may call it)."""
+        last, read = self._reads.get(id(result), (None, None))
         if result is not last or any(result.pvs):
             return result
         full = restrict_result(view.results([self.board], read, moves=[self.moves])[0],

@@ -18,6 +18,7 @@ move's subtree), the clock restarted.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import sys
 import threading
@@ -183,6 +184,9 @@ class SearchJob:
         self.stop_latency_ms: float | None = None
         self._stop_time: float | None = None
         self._answered = False
+        self._lock = threading.Lock()  # the search thread and the watchdog answer once
+        self._deadline: float | None = None
+        self._wake_watchdog = threading.Event()
         self._ponder_move: chess.Move | None = None
         self._final: SearchResult | None = None
         self._bestmove = ""
@@ -255,6 +259,7 @@ class SearchJob:
             driver.start(board, config, seed, allow)
         timeline.mark("tree")
         self._begin(board, self.go, self.clock_start)
+        threading.Thread(target=self._watchdog, name="zerochess-watchdog", daemon=True).start()
         warned = False
         while not self._answered:
             if self.aborted.is_set():
@@ -280,12 +285,18 @@ class SearchJob:
                     continue
                 with timeline.span("read"):
                     res = driver.result(pvs=False)
-                self._observe(res)
+                with self._lock:
+                    if not self._answered:
+                        self._observe(res)
+                if self._answered:
+                    break
                 if not self._stopped and self._budget(res) > 0 and not res.stopped:
                     continue  # the run returned early (its time estimate): search on
                 self._mark_stop()
             if self.stop_requested.is_set() or not self.waits_for_stop:
-                self._answer(driver.result(pvs=False))
+                res = driver.result(pvs=False)
+                with self._lock:
+                    self._answer(res)
                 break
             if not warned:  # infinite / pondering: lc0 waits for `stop` (or ponderhit)
                 eng.out.send("info string WARNING: Search has reached limit and does not "
@@ -336,23 +347,47 @@ class SearchJob:
         self._batches = 0
         self._stopped = False
         self._stats_now = IterationStats()
+        self._deadline: float | None = None  # when the time stoppers stop this search
         self._last_info: ThinkingInfo | None = None
         self._last_info_best: chess.Move | None = None
         self._last_check = -math.inf
+        # lc0's watchdog asks the stoppers from the start: the deadline is known at once
+        self._check_stoppers(first, first.root_visits - self._initial_visits)
 
     def _on_step(self, res: SearchResult) -> bool:
         """Between two steps of the search (``res``: the root as of the step before): the
         stoppers and ``info`` lines; answers at once when the search is over (lc0 sends
         ``bestmove`` without waiting for the playouts in flight). True: end the run."""
-        if self.aborted.is_set() or (self.pondering and self.ponderhit.is_set()):
-            return True
-        self._batches += 1
-        self._observe(res)
-        if self.stop_requested.is_set() or (self._stopped and not self.waits_for_stop):
-            self._mark_stop()
-            self._answer(res)
-            return True
-        return self._stopped
+        with self._lock:
+            if (self._answered or self.aborted.is_set()
+                    or (self.pondering and self.ponderhit.is_set())):
+                return True
+            self._batches += 1
+            self._observe(res)
+            if self.stop_requested.is_set() or (self._stopped and not self.waits_for_stop):
+                self._mark_stop()
+                self._answer(res)
+                return True
+            return self._stopped
+
+    def _watchdog(self) -> None:
+        """lc0's watchdog: answers at the time stoppers' deadline from the latest root
+        picture, between two steps or not (a step may end after it)."""
+        while not (self._answered or self.aborted.is_set() or self.done.is_set()):
+            deadline = self._deadline
+            now = time.perf_counter()
+            if deadline is not None and now >= deadline:
+                with self._lock:
+                    if (not self._answered and not self.waits_for_stop
+                            and self._deadline is not None
+                            and time.perf_counter() >= self._deadline):
+                        self._stopped = True
+                        self._mark_stop()
+                        self._answer(self._last, read=False)
+                continue
+            wait = 0.05 if deadline is None else min(deadline - now, 0.05)
+            self._wake_watchdog.wait(max(wait, 0.0))
+            self._wake_watchdog.clear()
 
     def _observe(self, res: SearchResult) -> None:
         """Stoppers and info lines for the root picture ``res``."""
@@ -365,12 +400,7 @@ class SearchJob:
             self._first_batch = now
             timeline.mark("first_playout", now)
         t0 = time.perf_counter()
-        stats = self._stats(res, playouts)
-        self._stats_now = stats
-        if not self._stopped:
-            self._hints.reset()
-            if self._stopper.should_stop(stats, self._hints) or res.stopped:
-                self._stopped = True
+        stats = self._check_stoppers(res, playouts)
         timeline.add_span("stoppers", time.perf_counter() - t0)
         if (now - self._last_check) * 1000 >= INFO_CHECK_MS or self._stopped:
             self._last_check = now
@@ -388,11 +418,30 @@ class SearchJob:
                             "VerboseMoveStats"])
                 self._last_info, self._last_info_best = infos[0], best
 
+    def _check_stoppers(self, res: SearchResult, playouts: int) -> IterationStats:
+        """Ask the stoppers about the root picture ``res``; sets ``_stopped`` and the
+        deadline the watchdog answers at (lc0's ``remaining time`` hint)."""
+        stats = self._stats(res, playouts)
+        self._stats_now = stats
+        if not self._stopped:
+            self._hints.reset()
+            if self._stopper.should_stop(stats, self._hints) or res.stopped:
+                self._stopped = True
+            remaining = self._hints.remaining_time_ms
+            if remaining < 1e9:
+                self._deadline = self._search_start + (
+                    stats.time_since_movestart + max(remaining, 0.0)) / 1000.0
+                self._wake_watchdog.set()
+        return stats
+
     def _mark_stop(self) -> None:
         self.engine.timeline.mark("stop")
 
-    def _answer(self, res: SearchResult) -> None:
-        """The last info lines and ``bestmove`` for the root picture ``res``."""
+    def _answer(self, res: SearchResult, read: bool = True) -> None:
+        """The last info lines and ``bestmove`` for the root picture ``res`` (``read``:
+        the device may be read for a line not read yet; not from the watchdog)."""
+        if self._answered:
+            return
         t0 = time.perf_counter()
         eng = self.engine
         opts = eng.options
@@ -411,7 +460,7 @@ class SearchJob:
             move = res.best_move
         index = res.moves.index(move)
         pv = res.pvs[index]
-        if res.visits[index] > 0 and res.pv_visits[index, 0] == 0:  # not among the lines read
+        if read and res.visits[index] > 0 and res.pv_visits[index, 0] == 0:  # a line not read
             pv = self.driver.result([self._slot(res, index)]).pvs[index]
         ponder = pv[0] if res.visits[index] > 0 and pv else None
         if opts["VerboseMoveStats"]:
@@ -757,6 +806,10 @@ class UciEngine:
                 from None
         self._driver_key = key
         self._driver.prepare(int(self.options["MultiPV"]))
+        # the network, the compiled programs and python-chess are long-lived: take them out
+        # of the garbage collector's full passes (one took ~100 ms inside a timed search)
+        gc.collect()
+        gc.freeze()
         from zerochess.search.api import Searcher
         from zerochess.search.config import SearchConfig
 
@@ -846,6 +899,10 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
     ``timeline``: a file to append one JSON record per search to (``uci.timeline``)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
+    # the watchdog and the input thread answer within a millisecond or two while the search
+    # thread expands leaves in Python (the default 5 ms GIL slices made bestmove at the
+    # deadline take ~30 ms); this process is the engine's own
+    sys.setswitchinterval(0.001)
     engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None)
     try:
         for line in stdin:
