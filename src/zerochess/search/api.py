@@ -234,6 +234,7 @@ class Searcher:
         self._lock = threading.Lock()
         self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
         self._networks: dict[int, Callable] = {}
+        self._step_rows: set[int] = set()  # evaluation batch sizes steps have run (warmup)
 
     # --- programs ------------------------------------------------------------------------
 
@@ -246,6 +247,7 @@ class Searcher:
     def _net_outputs(self, net_params: Any, net, rows: int) -> step.LeafOutputs:
         """The network on ``rows`` rows; none when a group has no leaf that needs it (all
         terminal, cached or none gathered: e.g. a lane left without simulations)."""
+        self._step_rows.add(rows)
         if rows:
             return self._network(rows)(net_params, net)
         return step.no_outputs(net.temperature.shape[0])
@@ -259,6 +261,7 @@ class Searcher:
 
     def _evaluate(self, net_params: Any, state: SearchState, cache, leaves, expansion,
                   rows: int):
+        self._step_rows.add(rows)
         return _evaluate(state, cache, leaves, expansion, net_params,
                          apply_fn=self.model.apply, rows=rows,
                          history_length=self.cache_history_length)
@@ -712,7 +715,7 @@ class Searcher:
         for bucket in sorted(wanted):
             trees = min(size, -(-bucket // self.leaves_per_step))
             sims = 1
-            while (bucket not in self._networks and sims <= self.max_nodes // 2
+            while (bucket not in self._step_rows and sims <= self.max_nodes // 2
                    and sims <= 4 * self.leaves_per_step):
                 slots = [k * size + i for k in range(len(batch.shards)) for i in range(trees)]
                 batch = self.reset(batch, slots, [start] * len(slots), seeds=0)
