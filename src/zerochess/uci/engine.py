@@ -176,6 +176,7 @@ class SearchJob:
         self.clock_start = clock_start
         self.stop_requested = threading.Event()  # `stop`: answer now
         self.ponderhit = threading.Event()
+        self.ponderhit_time = time.perf_counter()
         self.aborted = threading.Event()  # new position/go/quit: end without output
         self.wake = threading.Event()
         self.pondering = go.ponder
@@ -204,6 +205,7 @@ class SearchJob:
         self.wake.set()
 
     def ponder_hit(self) -> None:
+        self.ponderhit_time = time.perf_counter()  # lc0 restarts its clock here
         self.ponderhit.set()
         self.wake.set()
 
@@ -270,9 +272,9 @@ class SearchJob:
                 self.pondering = False
                 board = self.position.board
                 go = _without_ponder(self.go)
+                eng.clock_start = self.clock_start = self.ponderhit_time
                 with timeline.span("tree"):
                     driver.start(board, self._config(go), seed)
-                eng.clock_start = self.clock_start = time.perf_counter()
                 self._begin(board, go, self.clock_start)
                 warned = False
             limit = self._budget(self._last)
