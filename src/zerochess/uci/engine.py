@@ -368,7 +368,11 @@ class SearchJob:
             self._observe(res)
             if self.stop_requested.is_set() or (self._stopped and not self.waits_for_stop):
                 self._mark_stop()
-                self._answer(res)
+                # the state between two steps holds every playout backed up so far: read
+                # it now (~1 ms) rather than answer from the step before
+                fresh = self.driver.result(pvs=False)
+                self._stats_now = self._stats(fresh, fresh.root_visits - self._initial_visits)
+                self._answer(fresh)
                 return True
             return self._stopped
 
@@ -579,7 +583,7 @@ class SearchJob:
             time_since_first_batch=0 if first is None else int((now - first) * 1000),
             total_nodes=res.root_visits, nodes_since_movestart=max(playouts, 0),
             batches_since_movestart=self._batches, average_depth=int(res.depth),
-            edge_n=[int(x) for x in res.visits], tree_nodes=res.nodes_used)
+            edge_n=res.visits.tolist(), tree_nodes=res.nodes_used)
         visited = res.visits > 0
         lower, upper = res.bounds[:, 0], res.bounds[:, 1]
         # lc0: a root edge proven won (terminal, WL > 0) is a win found, mate in round(M)/2 + 1
