@@ -43,6 +43,8 @@ from zerochess.search.tree import K
 from zerochess.uci.options import MAX_CACHE_ENTRIES
 
 PV_LENGTH = 24  # plies of each continuation read after a root move
+RAMP_SIMULATIONS = 8  # a search's first simulations run in groups of RAMP_LEAVES leaves
+RAMP_LEAVES = 4
 
 
 def _policy_logits_of(apply_fn, params, planes):
@@ -249,9 +251,32 @@ class SearchDriver:
             return bool(on_step(self._result(jax.device_get(pending.pop(0)), pvs=False)))
 
         t0 = time.perf_counter()
+        deadline = None if time_limit_s is None else t0 + time_limit_s
+        stopped = [False]
+
+        def watch(shards) -> bool:
+            stopped[0] = stopped[0] or observe(shards)
+            return stopped[0]
+
+        def left() -> float | None:
+            return None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+
         try:
-            self.batch = self.searcher.run(self.batch, simulations, time_limit_s=time_limit_s,
-                                           observe=observe)
+            ramp = min(simulations, RAMP_SIMULATIONS)
+            if self.searcher.leaves_per_step > RAMP_LEAVES and ramp < simulations:
+                # the first playouts land early: a couple of small groups (a network batch
+                # of RAMP_LEAVES rows) before the full-size ones
+                width = self.batch.shards[0].params.minibatch_size
+                self._set_width(jnp.full_like(width, RAMP_LEAVES))
+                try:
+                    self.batch = self.searcher.run(self.batch, ramp, time_limit_s=left(),
+                                                   observe=watch)
+                finally:
+                    self._set_width(width)
+                simulations -= ramp
+            if not stopped[0]:
+                self.batch = self.searcher.run(self.batch, simulations, time_limit_s=left(),
+                                               observe=watch)
         except BaseException:
             self.forget()  # the run's trees are lost (updated in place): start afresh
             raise
@@ -260,6 +285,14 @@ class SearchDriver:
         if steps[0] > 1:
             per_step = (time.perf_counter() - t0) * 1000.0 / steps[0]
             self.ms_per_step = 0.7 * self.ms_per_step + 0.3 * per_step
+
+    def _set_width(self, width: jax.Array) -> None:
+        """Leaves per group of the next steps (``SearchParams.minibatch_size`` [1]: data;
+        0 = the searcher's ``leaves_per_step``)."""
+        assert self.batch is not None
+        state = self.batch.shards[0]
+        params = state.params.replace(minibatch_size=width)
+        self.batch = dataclasses.replace(self.batch, shards=(state.replace(params=params),))
 
     def result(self, rows: list[int] | None = None, pvs: bool = True) -> SearchResult:
         """The tree's root picture now, with the continuations of the root moves in slots
