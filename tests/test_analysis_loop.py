@@ -16,7 +16,8 @@ import numpy as np
 from zerochess.analysis.engine import Engine
 from zerochess.analysis.settings import EngineSettings
 from zerochess.analysis.slots import SlotReport
-from zerochess.search.results import PV_LENGTH, SearchResult
+from zerochess.search.results import SearchResult
+from zerochess.search.view import PV_LENGTH
 
 
 class StandInBatch:

@@ -143,3 +143,68 @@ def test_device_expand_is_jax(rules: Rules):
     assert int(out.num_legal[0]) == 20
     assert "callback" not in str(jax.make_jaxpr(rules.device_expand)(
         parent, np.array([-1], np.int16), np.zeros(1, bool), np.ones(1, bool)))
+
+
+# --- the seam: the search core does not import python-chess ---------------------------------
+
+CORE = ("zerochess.search.tree", "zerochess.search.gather", "zerochess.search.step",
+        "zerochess.search.loop", "zerochess.search.reroot", "zerochess.search.compiled",
+        "zerochess.search.view", "zerochess.search.selection", "zerochess.search.history",
+        "zerochess.search.cache", "zerochess.search.config", "zerochess.search.contempt",
+        "zerochess.chess.device")
+
+
+def _imports(module: str) -> set[str]:
+    """The modules ``module``'s source imports when it is imported (absolute names; its
+    top-level statements: an import inside a function runs only when that function does,
+    e.g. the device rules' ``from_board`` at the python-chess boundary)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    tree = ast.parse(open(spec.origin).read())
+    out = set()
+    package = module if spec.submodule_search_locations else module.rpartition(".")[0]
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names
+                    if importlib.util.find_spec(base) is not None
+                    and _is_module(f"{base}.{a.name}")}
+    return out
+
+
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def test_search_core_imports_no_python_chess():
+    """Following each core module's own imports through zerochess (not the packages'
+    ``__init__`` re-exports, which the core does not use), python-chess is never reached:
+    the core can take a rules backend that is not python-chess. (The test can fail: it
+    did, through ``move_filter``, before the filters' device half moved to
+    ``filter_keys``.)"""
+    for root in CORE:
+        seen, stack = set(), [root]
+        while stack:
+            module = stack.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            for name in _imports(module):
+                top = name.split(".")[0]
+                assert top != "chess", f"{root} reaches python-chess through {module}"
+                if top == "zerochess" and _is_module(name) and name not in (
+                        "zerochess", "zerochess.search", "zerochess.chess"):
+                    stack.append(name)

@@ -64,14 +64,21 @@ def test_no_compile_inside_searches_after_warmup(driver):
                 counts.add(board.legal_moves.count())
                 for allow in (None, list(board.legal_moves)[:1]):
                     driver.start(board, SearchConfig(), seed=7, allow=allow)
-                    driver.run(3)
-                    driver.run(40)  # steps of a full minibatch (16 leaves) too
-                    progress = driver.progress()
-                    order = progress.order(driver.prior, 0.0)
-                    view = driver.view(progress, [int(order[0])])
-                    assert view.result.best_move in board.legal_moves
+                    driver.search(3, None, lambda _: False)
+                    steps: list = []
+
+                    def on_step(res, steps=steps):  # the info path: a step's picture
+                        steps.append(len(driver.pvs(res).pvs))
+                        return False
+
+                    driver.search(40, None, on_step)  # steps of a full minibatch (16 leaves)
+                    assert steps
+                    result = driver.result()
+                    assert result.best_move in board.legal_moves
+                    best = result.best_index  # a line after it, unless it ends the game
+                    assert result.pvs[best] or result.proven(best) is not None
                     if allow:  # searchmoves: every simulation went to the one allowed move
-                        assert view.result.moves == allow and progress.visits.sum() == 3 + 40
+                        assert result.moves == allow and result.visits.sum() == 3 + 40
                 driver.policy_move(board)
     finally:
         logger.removeHandler(handler)
@@ -108,9 +115,9 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
     board = chess.Board(POSITIONS[1])
     driver.start(board, SearchConfig(), seed=3)
     assert driver.reused_visits == 0
-    driver.run(120)
-    view = driver.view(driver.progress())
-    line = [view.result.best_move, view.result.pvs[view.result.best_index][0]]
+    driver.search(120, None, lambda _: False)
+    result = driver.result()
+    line = [result.best_move, result.pvs[result.best_index][0]]
     expected = _subtree_visits(driver, line)
     assert expected > 1
     after = board.copy()
@@ -125,11 +132,11 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
     try:
         with jax.log_compiles(True):
             driver.start(after, SearchConfig(), seed=3)
-            assert driver.reused_visits == expected == driver.progress().root_visits
+            assert driver.reused_visits == expected == driver.result().root_visits
             assert driver.moves == list(after.legal_moves) or set(driver.moves) == set(
                 after.legal_moves)
-            driver.run(10)
-            assert driver.progress().root_visits == expected + 10
+            driver.search(10, None, lambda _: False)
+            assert driver.result().root_visits == expected + 10
     finally:
         logger.removeHandler(handler)
         logging.getLogger("zerochess.programs").removeHandler(handler)
@@ -137,9 +144,15 @@ def test_a_position_that_continues_the_game_reuses_the_tree(driver):
     assert handler.messages == []
     # other settings: a new tree
     driver.start(after, SearchConfig(cpuct=2.0), seed=3)
-    assert driver.reused_visits == 0 and driver.progress().root_visits == 1
+    assert driver.reused_visits == 0 and driver.result().root_visits == 1
+    # the KLD-gain stopper's settings are no tree setting: the tree is kept
+    driver.start(after, SearchConfig(cpuct=2.0, minimum_kld_gain_per_node=1e-5), seed=3)
+    assert driver.reused_visits == 1
+    params = jax.device_get(driver.batch.shards[0].params)
+    assert float(params.kld_min_gain[0]) == pytest.approx(1e-5)
+    driver.start(after, SearchConfig(cpuct=2.0), seed=3)
     # the same position again: the tree is kept; forget() drops it
-    driver.run(20)
+    driver.search(20, None, lambda _: False)
     driver.start(after, SearchConfig(cpuct=2.0), seed=3)
     assert driver.reused_visits == 21
     driver.forget()
@@ -155,8 +168,8 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
     driver.forget()
     driver.clear_cache()
     driver.start(board, SearchConfig(), seed=5)
-    driver.run(40)
-    first = driver.progress()
+    driver.search(40, None, lambda _: False)
+    first = driver.result()
     assert first.nn_evals > 0
     driver.forget()
     config = SearchConfig(max_collision_events=3, max_collision_visits=9,
@@ -174,8 +187,8 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
         with jax.log_compiles(True):
             driver.start(board, config, seed=5)
             assert driver.reused_visits == 0
-            driver.run(40)
-            second = driver.progress()
+            driver.search(40, None, lambda _: False)
+            second = driver.result()
     finally:
         logger.removeHandler(handler)
         logging.getLogger("zerochess.programs").removeHandler(handler)
@@ -191,36 +204,39 @@ def test_cache_answers_a_repeated_search_and_configs_are_data(driver):
 
 
 def test_pv_lines_follow_the_best_child_from_each_root_move(driver):
-    """``_lines`` (a scanned loop) against a plain-Python walk of the same tree: from each
-    root move's child, take lc0's best child (``best_child_slot``, node by node) until a
-    node has no visited child or the length runs out; -1 pads the rest."""
-    import jax.numpy as jnp
+    """The continuations the driver reads (``search.view``'s scanned loop) against a
+    plain-Python walk of the same tree: from each root move's child, lc0's best child
+    (most visits, then Q from the mover's side, then prior) until a node has no visited
+    child or the length runs out."""
     import numpy as np
 
-    from zerochess.search.results import best_child_slot
-    from zerochess.search.tree import node_edges
-    from zerochess.uci.driver import PV_LENGTH, _lines
+    from zerochess.chess.policy_map import index_to_move
+    from zerochess.uci.driver import PV_LENGTH
 
     board = chess.Board(POSITIONS[4])
     driver.start(board, SearchConfig(), seed=5)
-    driver.run(300)
-    tree = driver.batch.state.tree
-    t = jax.tree.map(lambda a: a[0], tree)
-    draw = jnp.float32(0.0)
-    rows = np.arange(min(8, len(driver.moves)), dtype=np.int32)
-    got = np.asarray(_lines(tree, draw, jnp.asarray(rows), PV_LENGTH)["pv"])
-    root_child = np.asarray(node_edges(t, jnp.int32(0)).child)
+    driver.search(300, None, lambda _: False)
+    t = jax.tree.map(lambda a: np.asarray(a[0]), jax.device_get(driver.batch.state.tree))
+    rows = list(range(min(8, len(driver.moves))))
+    result = driver.result(rows)
     deep = 0
-    for r, row in enumerate(rows):
-        node, expected = int(root_child[row]), []
+    for row in rows:
+        start = int(t.edge_start[0])
+        node, expected, b = int(t.edges.child[start + row]), [], board.copy()
+        b.push(driver.moves[row])
         while len(expected) < PV_LENGTH and node >= 0:
-            slot = int(best_child_slot(t, jnp.int32(node), draw))
-            if slot < 0:
+            s, n = int(t.edge_start[node]), int(t.num_legal[node])
+            kids = [int(c) for c in t.edges.child[s:s + n]] if t.status[node] == 0 else []
+            visited = [(k, c) for k, c in enumerate(kids) if c >= 0 and t.visits[c] > 0]
+            if not visited:
                 break
-            edges = node_edges(t, jnp.int32(node))
-            expected.append(int(edges.move[slot]))
-            node = int(edges.child[slot])
+            k, node = max(visited, key=lambda kc: (
+                t.visits[kc[1]], (t.wl_sum[kc[1]] / t.visits[kc[1]]),
+                float(t.edges.prior[s + kc[0]])))
+            move = index_to_move(b, int(t.edges.move[s + k]))
+            expected.append(move)
+            b.push(move)
         deep = max(deep, len(expected))
-        expected += [-1] * (PV_LENGTH - len(expected))
-        assert got[r].tolist() == expected, f"row {row}"
+        if result.visits[result.moves.index(driver.moves[row])] > 0:
+            assert result.pvs[result.moves.index(driver.moves[row])] == expected, f"row {row}"
     assert deep >= 3  # the search is deep enough that the walk is more than one step

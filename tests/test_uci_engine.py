@@ -314,8 +314,10 @@ def test_verbose_move_stats(engine):
 
 
 def test_ponder_hit_continues_the_search(engine):
-    """go ponder -> infos -> ponderhit: the clock restarts, the tree is kept (nodes grow
-    from the pondered count), bestmove follows within the new budget."""
+    """lc0's pondering: go ponder searches the position before the ponder move (info lines
+    rewritten to after it: PV without the ponder move); ponderhit restarts the clock and
+    searches the real position on the kept tree (the ponder move's subtree: its visits
+    are the first nodes counted), bestmove follows within the new budget."""
     raw(engine, ["setoption name Ponder value true", "isready"])
     cmd, out = raw(engine, ["position startpos moves e2e4 e7e5",
                             "go ponder wtime 30000 btime 30000",
@@ -326,13 +328,17 @@ def test_ponder_hit_continues_the_search(engine):
     after = [line for t, line in cmd.out if t > hit and line.startswith("info depth")]
     assert before and after and not any(line.startswith("bestmove") for t, line in cmd.out
                                         if t < hit)
-    nodes = [int(line.split(" nodes ")[1].split()[0]) for line in before + after]
-    assert nodes == sorted(nodes) and nodes[-1] > nodes[len(before) - 1] >= 2
-    final_time = int(after[-1].split(" time ")[1].split()[0])
-    assert final_time < (time.perf_counter() - hit) * 1000 + 100  # clock restarted at hit
     board = chess.Board()
     for m in ("e2e4", "e7e5"):
         board.push_uci(m)
+    # a PV is shown when the search's best line starts with the ponder move (lc0's
+    # PonderResponseTransformer); it then starts after it: a move of the real position
+    for line in (line for line in before if " pv " in line):
+        assert chess.Move.from_uci(line.split(" pv ")[1].split()[0]) in board.legal_moves
+    nodes = [int(line.split(" nodes ")[1].split()[0]) for line in after]
+    assert nodes == sorted(nodes) and nodes[0] >= 2  # the kept subtree, then growing
+    final_time = int(after[-1].split(" time ")[1].split()[0])
+    assert final_time < (time.perf_counter() - hit) * 1000 + 100  # clock restarted at hit
     assert chess.Move.from_uci(out[-1].split()[1]) in board.legal_moves
 
 
@@ -341,9 +347,10 @@ def test_ponder_miss_stop_and_python_chess_ponder(engine):
     _, out = raw(engine, ["position startpos moves d2d4 d7d5", "go ponder wtime 30000 "
                           "btime 30000", (1.0, "stop")],
                  until=lambda line: line.startswith("bestmove"))
+    # lc0: a stopped ponder search answers its own search's move (the position before the
+    # ponder move d7d5; the GUI discards it)
     board = chess.Board()
-    for m in ("d2d4", "d7d5"):
-        board.push_uci(m)
+    board.push_uci("d2d4")
     assert chess.Move.from_uci(out[-1].split()[1]) in board.legal_moves
     # python-chess: ponder after the move, then ponderhit on the next play
     board = chess.Board()

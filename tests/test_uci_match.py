@@ -238,3 +238,8 @@ def test_repo_clock_configs_load():
         cfg = MatchConfig.load(REPO / "configs" / name)
         assert cfg.time_control == TimeControl(10_000, 100) and cfg.games == 60
         assert cfg.player1.engine.kind == "zerochess" and cfg.player2.engine.kind == "lc0"
+    # issue 27: lc0 at its best single-position setting on 2 cores
+    assert MatchConfig.load(REPO / "configs" / "match_uci_vs_lc0.yaml").player2.engine.threads == 2
+    nodes = MatchConfig.load(REPO / "configs" / "match_uci_vs_lc0_nodes.yaml")
+    assert nodes.time_control is None and nodes.player1.engine.nodes == 300
+    assert nodes.player2.engine.nodes == 300 and nodes.player2.engine.threads == 2

@@ -8,10 +8,10 @@ import chess
 import numpy as np
 import pytest
 
+from zerochess.chess.policy_map import move_to_index
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import SearchResult
 from zerochess.search.scores import centipawns, mate_in_moves, wdl_mu, wdl_permille
-from zerochess.uci.driver import EngineView
 from zerochess.uci.info import (
     ThinkingInfo,
     format_info,
@@ -308,23 +308,29 @@ def test_format_info_order_and_switches():
     assert format_info(ThinkingInfo(comment="hello")) == "info string hello"
 
 
-def _view(board: chess.Board, visits, wl, d, prior, pvs, mates=None) -> EngineView:
+def _view(board: chess.Board, visits, wl, d, prior, pvs, mates=None,
+          u=None, fpu=0.0) -> SearchResult:
+    """A root picture as ``search.view`` reads it (V 0.05 for visited moves, depth 3,
+    seldepth 9; ``u``: lc0's U of each move, Q shown = the FPU for unvisited ones)."""
     moves = list(board.legal_moves)[:len(visits)]
+    m = len(moves)
     visits = np.asarray(visits)
     wl, d = np.asarray(wl, np.float32), np.asarray(d, np.float32)
     q = np.where(visits > 0, wl, np.nan).astype(np.float32)
+    shown = np.where(visits > 0, wl, fpu).astype(np.float32)
+    u = np.zeros(m, np.float32) if u is None else np.asarray(u, np.float32)
     root_visits = int(visits.sum()) + 1
-    res = SearchResult(
+    return SearchResult(
         board=board, moves=moves, visits=visits, q=q, wl=wl, d=d,
         prior=np.asarray(prior, np.float32), policy=np.asarray(prior, np.float32),
         pvs=pvs, best_index=int(np.argmax(visits)), root_visits=root_visits, root_q=0.1,
         root_wdl=np.array([0.5, 0.25, 0.25]), raw_wdl=np.array([0.3, 0.5, 0.2]),
         nodes_used=root_visits, dropped_simulations=0,
-        mates=np.zeros(len(moves), bool) if mates is None else np.asarray(mates))
-    m = len(moves)
-    return EngineView(result=res, v=np.where(visits > 0, 0.05, np.nan), in_flight=np.zeros(m, int),
-                      m=np.full(m, np.nan), nn_index=np.arange(m) + 100, depth=3, seldepth=9,
-                      tree_nodes=root_visits)
+        mates=np.zeros(m, bool) if mates is None else np.asarray(mates),
+        v=np.where(visits > 0, 0.05, np.nan).astype(np.float32),
+        in_flight=np.zeros(m, np.int64), m=np.full(m, np.nan, np.float32),
+        playouts=root_visits, depth=3.0, seldepth=9,
+        q_shown=shown, u=u, s=shown + u, fpu=fpu)
 
 
 def test_multipv_lines_best_first_with_root_defaults_for_unvisited():
@@ -368,23 +374,21 @@ def test_mate_score_for_a_mating_move():
 
 def test_verbose_move_stats_lc0_layout():
     board = chess.Board()
+    # the values are the search's (tests/test_read_path.py checks them against lc0's
+    # formulas on a real tree); here: lc0's layout and order
+    fpu = 0.1 - 0.330 * math.sqrt(0.5)
     view = _view(board, [3, 0, 10], [0.1, 0, -0.05], [0.5, 0, 0.6], [0.2, 0.5, 0.3],
-                 [[], [], []])
-    config = SearchConfig()
-    lines = verbose_move_stats(view, config)
+                 [[], [], []], u=[0.01, 0.6, 0.002], fpu=fpu)
+    lines = verbose_move_stats(view)
     moves = list(board.legal_moves)
     assert len(lines) == 4 and lines[-1].startswith("node  (3   ) N:      14 (+ 0) (P: 50.00%)")
     # ascending by N: the unvisited move first, the most visited last
     assert [x.split()[0] for x in lines[:3]] == [moves[1].uci(), moves[0].uci(), moves[2].uci()]
+    index = move_to_index(board, moves[1])
     assert lines[0].startswith(
-        f"{moves[1].uci()}  (101 ) N:       0 (+ 0) (P: 50.00%) (WL:  -.-----) (D: -.---) "
+        f"{moves[1].uci()}  ({index:<4}) N:       0 (+ 0) (P: 50.00%) (WL:  -.-----) (D: -.---) "
         "(M:  -.-) (Q: ")
-    # U = cpuct(N=14) * sqrt(13) * P / (1 + n), cpuct(14) = 1.745 + 3.894 ln((14+38739)/38739)
-    cpuct = 1.745 + 3.894 * math.log((14 + 38739) / 38739)
-    u_unvisited = cpuct * math.sqrt(13) * 0.5 / 1
-    assert f"(U: {u_unvisited:.5f})" in lines[0]
-    # FPU (reduction) = root Q - 0.330 * sqrt(visited policy 0.5)
-    fpu = 0.1 - 0.330 * math.sqrt(0.5)
+    assert "(U: 0.60000)" in lines[0] and f"(S: {fpu + 0.6:8.5f})" in lines[0]
     assert f"(Q: {fpu:8.5f})" in lines[0] and "(V:  -.----)" in lines[0]
     assert "(WL:  0.10000) (D: 0.500) (M:  0.0) (Q:  0.10000)" in lines[1]
     assert "(V:  0.0500)" in lines[1]

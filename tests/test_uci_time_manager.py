@@ -10,7 +10,6 @@ import pytest
 from zerochess.uci.protocol import GoParams
 from zerochess.uci.stoppers import (
     IterationStats,
-    KldGainStopper,
     SmartPruningStopper,
     StoppersHints,
 )
@@ -134,17 +133,6 @@ def test_smart_pruning_stopper():
     assert not sp.should_stop(IterationStats(time_since_movestart=300, **base), hints)
 
 
-def test_kld_gain_stopper():
-    kld = KldGainStopper(1e-4, 100)
-    assert not kld.should_stop(IterationStats(total_nodes=101, edge_n=[60, 40]), StoppersHints())
-    # same distribution 100 nodes later: zero gain -> stop
-    assert kld.should_stop(IterationStats(total_nodes=201, edge_n=[120, 80]), StoppersHints())
-    kld = KldGainStopper(1e-4, 100)
-    kld.should_stop(IterationStats(total_nodes=101, edge_n=[60, 40]), StoppersHints())
-    assert not kld.should_stop(IterationStats(total_nodes=201, edge_n=[60, 140]),
-                               StoppersHints())
-
-
 def test_search_stopper_chain_follows_go():
     def chain(go, **kw):
         return make_search_stopper(None, go, ply=0, black=False, current_nodes=0,
@@ -156,7 +144,7 @@ def test_search_stopper_chain_follows_go():
     assert movetime.limit_ms == 900  # MoveOverheadMs subtracted
     names = [type(s).__name__ for s in chain(GoParams(infinite=True, movetime=1000)).stoppers]
     assert names == ["VisitsStopper"]  # infinite: no time, no smart pruning
-    names = [type(s).__name__ for s in chain(GoParams(mate=2), min_kld_gain=0.1).stoppers]
+    names = [type(s).__name__ for s in chain(GoParams(mate=2)).stoppers]
     assert names == ["VisitsStopper", "MateStopper"]
     playouts = chain(GoParams(nodes=50), nodes_as_playouts=True).stoppers[0]
     assert type(playouts).__name__ == "PlayoutsStopper"

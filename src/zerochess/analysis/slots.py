@@ -20,13 +20,11 @@ import numpy as np
 
 from zerochess.analysis.protocol import MoveFilterEntry
 from zerochess.neural.model import Model
-from zerochess.program_store import program
+from zerochess.search import view
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
-from zerochess.search.loop import SearchState, network_buckets
 from zerochess.search.move_filter import MoveFilter, filter_arrays, restrict_result
-from zerochess.search.results import SearchResult, read_results, summarize
-from zerochess.search.tree import Tree, node_edges
+from zerochess.search.results import SearchResult, results_from_view
 
 
 def make_searcher(model: Model, max_nodes: int, leaves_per_step: int = 1,
@@ -43,50 +41,8 @@ class SlotReport:
     """What a response needs from one tree: the result and the visits along each PV."""
 
     result: SearchResult
-    pv_visits: np.ndarray  # int [M, 1 + PV_LENGTH]: visits of the node after each PV move,
-    # row i for result.moves[i] (0 past the end of the PV)
-
-
-def _pv_visits(tree: Tree, pv: jax.Array) -> jax.Array:
-    """Visits of the nodes reached by each root move's PV, for one tree.
-
-    Args:
-      tree: one tree (no batch axis).
-      pv: int [K, PV_LENGTH] move indices after each root move (-1 padded).
-
-    Returns:
-      int32 [K, 1 + PV_LENGTH]: the root child's visits, then the visits after each PV move.
-    """
-
-    def line(child: jax.Array, moves: jax.Array) -> jax.Array:
-        def step(node, move):
-            safe = jnp.maximum(node, 0)
-            edges = node_edges(tree, safe)
-            edge = jnp.argmax(edges.valid & (edges.move == move))
-            nxt = jnp.where((node >= 0) & (move >= 0), edges.child[edge], -1)
-            return nxt, jnp.where(nxt >= 0, tree.visits[jnp.maximum(nxt, 0)], 0)
-
-        _, visits = jax.lax.scan(step, child, moves.astype(jnp.int16))
-        first = jnp.where(child >= 0, tree.visits[jnp.maximum(child, 0)], 0)
-        return jnp.concatenate([first[None], visits])
-
-    return jax.vmap(line)(node_edges(tree, jnp.int32(0)).child, pv)
-
-
-@program
-def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
-    """``summarize`` of tree ``index`` alone (a batch of one), with its root policy,
-    draw score and PV visits."""
-    def take(x):
-        return jax.lax.dynamic_index_in_dim(x, index, 0, keepdims=True)
-
-    tree = jax.tree.map(take, state.tree)
-    draw = take(state.params.draw_score)
-    out = dict(summarize(tree, draw, take(state.params.moves_left)))
-    out["pv_visits"] = _pv_visits(jax.tree.map(lambda x: x[0], tree), out["pv"][0])[None]
-    out["root_policy"] = take(state.root_policy)
-    out["draw_score"] = draw
-    return out
+    pv_visits: np.ndarray  # int [M, 1 + view.PV_LENGTH]: visits of the node after each PV
+    # move, row i for result.moves[i] (0 past the end of the PV)
 
 
 def move_filter(entries: Sequence[MoveFilterEntry]) -> tuple[MoveFilter, ...] | None:
@@ -123,6 +79,7 @@ class SlotBatch:
         self.batch: SearchBatch = searcher.init([placeholder] * slots, SearchConfig(),
                                                 seed=[0] * slots)
         self.shard_size = slots // len(self.batch.shards)
+        self._rows = jnp.asarray(view.all_rows(1)[0])  # every root move's continuation
 
     def __len__(self) -> int:
         return len(self.batch)
@@ -143,8 +100,6 @@ class SlotBatch:
     def run(self, counts: np.ndarray) -> np.ndarray:
         """Run ``counts[i]`` more simulations in tree i (0: the tree idles); returns the
         simulations every tree has done since its reset."""
-        # TODO(core): pass time_limit_s (next report or chunk deadline) and read
-        # batch.finished (stoppers, proven roots) once the host-driven loop lands (issue 10/11).
         self.batch = self.searcher.run(self.batch, np.asarray(counts, np.int64))
         return self.simulations()
 
@@ -153,19 +108,16 @@ class SlotBatch:
                                for s in self.batch.shards]).astype(np.int64)
 
     def report(self, slot: int, need_pv_visits: bool = False) -> SlotReport:
-        """The search result of one slot (host numpy), readable between runs.
-        ``need_pv_visits``: a hint (PV visits are cheap and always computed today)."""
-        # TODO(core): SearchResult fields bound/mate_plies and score() (issue 11) for mates
-        # and proven values; pv visits from the core if the contract adds them.
+        """The search result of one slot (host numpy), readable between runs, read by
+        ``zerochess.search.view`` (the one read path). ``need_pv_visits``: a hint (PV
+        visits are read with the PVs and always there)."""
         shard, local = divmod(slot, self.shard_size)
-        out = jax.device_get(_slot_summary(self.batch.shards[shard], jnp.int32(local)))
-        result = read_results([self.batch.boards[slot]], out, out["root_policy"],
-                              out["draw_score"])[0]
-        pv_visits = np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64)
+        read = jax.device_get(view.read_tree(self.batch.shards[shard], jnp.int32(local),
+                                             self._rows, view.PV_LENGTH))
+        result = results_from_view([self.batch.boards[slot]], read)[0]
+        # the filtered root moves are not shown (as in lc0)
         searched = restrict_result(result, self.batch.move_filter(slot))
-        if searched is not result:  # the filtered root moves are not shown (as in lc0)
-            pv_visits = pv_visits[[result.moves.index(m) for m in searched.moves]]
-        return SlotReport(searched, pv_visits)
+        return SlotReport(searched, searched.pv_visits)
 
     def _refresh(self) -> None:
         """Every slot a fresh tree again (after warm-up and calibration searches)."""
@@ -195,30 +147,8 @@ class SlotBatch:
 
     def warm_up(self) -> None:
         """Compile every program the engine uses (refill, run, report), so that no query
-        ever waits for a compilation.
-
-        The core compiles its network calls per evaluation bucket (``network_buckets``:
-        the number of roots refilled at once, or of leaves evaluated in a step), so every
-        bucket is run once: b fresh trees per shard, one simulation each.
-        """
-        size, shards = self.shard_size, len(self.batch.shards)
-        leaves = getattr(self.searcher, "leaves_per_step", 1)
-        for bucket in network_buckets(size * leaves):
-            # TODO(core): with L > 1 a fresh tree's first step may gather fewer than L
-            # leaves (collisions), so a bucket between two others may still compile late.
-            trees = min(size, -(-bucket // leaves))
-            slots = [k * size + i for k in range(shards) for i in range(trees)]
-            self.reset(slots, [chess.Board()] * len(slots), [SearchConfig()] * len(slots),
-                       [0] * len(slots))
-            counts = np.zeros(len(self), np.int64)
-            counts[slots] = 1
-            self.run(counts)
+        ever waits for a compilation: ``Searcher.warmup`` of this batch size (the one
+        warm-up of both engines), then the engine's own read."""
+        self.searcher.warmup(len(self))
         self.report(0, need_pv_visits=True)
-        self.run(np.zeros(len(self), np.int64))
-        # a step whose only leaf ends the game needs no network rows: its own program
-        # (the only move, Kxd2, leaves bare kings)
-        self.reset([0], [chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1")], [SearchConfig()], [0])
-        counts = np.zeros(len(self), np.int64)
-        counts[0] = 2
-        self.run(counts)
         self._refresh()  # every slot fresh again

@@ -25,6 +25,8 @@ versions, backend, git commit, model hashes) under ``--json FILE``.
 - ``device_search`` (``--device-search``): the search on device rules against the host
   pipeline (``ratio_device_vs_host_search``), and on an accelerator against the network
   alone;
+- ``uci_timeline`` (``--uci``): ``zerochess uci`` against lc0 at ``go movetime`` 100 /
+  300 / 1,000 ms along games: nodes per move, and where each search's time goes;
 - ``analysis`` (``--analysis``): the ``zerochess analysis`` engine against lc0 over UCI,
   positions/s on real game positions and latency under load (``ratio_vs_lc0_analysis``).
 
@@ -50,6 +52,7 @@ MODES: dict[str, str] = {
     "layouts": "zerochess.bench.layouts",
     "rules": "zerochess.bench.rules",
     "device_search": "zerochess.bench.device_search",
+    "uci": "zerochess.bench.uci_timeline",
 }
 DEFAULT_MODE = "zerochess.bench.throughput"
 

@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       "accelerator, vs the network alone)")
     mode.add_argument("--rules", action="store_true",
                       help="expansions/s: device rules vs the host expander and pgx's step")
+    mode.add_argument("--uci", action="store_true",
+                      help="zerochess uci vs lc0 at engine time controls: nodes per move at "
+                      "go movetime along games, and where each search's time goes")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
@@ -53,6 +56,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality, --smart-pruning or --vs-lc0 "
                         "--single: a smoke test at tiny sizes")
+    u = p.add_argument_group("--uci options")
+    u.add_argument("--movetimes", type=int, nargs="+", default=None, metavar="MS",
+                   help="go movetime values (default 100 300 1000; --quick 100 300)")
+    u.add_argument("--games", type=int, default=None, help="games to follow (default 2)")
+    u.add_argument("--plies", type=int, default=None, help="plies per game (default 20)")
+    u.add_argument("--modes", nargs="+", choices=("reuse", "fresh"), default=None,
+                   help="reuse: one game object per game (tree reuse); fresh: ucinewgame "
+                   "before every search (default both)")
+    u.add_argument("--lc0-threads", type=int, default=None, metavar="T",
+                   help="lc0's Threads (default 2)")
+    u.add_argument("--no-lc0", action="store_true", help="zerochess alone (no lc0 installed)")
+    u.add_argument("--baseline-src", metavar="DIR",
+                   help="also run zerochess from the sources in DIR (holding zerochess/), "
+                        "interleaved: a before/after comparison on one machine at one time")
     a = p.add_argument_group("--analysis options")
     a.add_argument("--gpu", action="store_true",
                    help="the GPU size: 16,000 positions, slots 256 and 1024")
@@ -81,8 +98,13 @@ def run(args: argparse.Namespace) -> int:
     from zerochess.validation import MAX_INT32, as_count
 
     for name, values, most in (("--batch", args.batch, MAX_BATCH),
-                               ("--sims", args.sims, MAX_INT32 - 1)):
+                               ("--sims", args.sims, MAX_INT32 - 1),
+                               ("--movetimes", args.movetimes, 3_600_000)):
         for value in values or ():
+            as_count(value, name, 1, most)
+    for name, value, most in (("--games", args.games, 1000), ("--plies", args.plies, 500),
+                              ("--lc0-threads", args.lc0_threads, 128)):
+        if value is not None:
             as_count(value, name, 1, most)
     from zerochess import bench  # jax: loaded when it runs
 

@@ -29,7 +29,7 @@ from zerochess.neural.model import Model
 from zerochess.positions import check_board
 from zerochess.program_store import Program, program
 from zerochess.search import cache as eval_cache
-from zerochess.search import compiled, loop, reroot, step
+from zerochess.search import compiled, loop, reroot, step, view
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.move_filter import (
@@ -40,7 +40,7 @@ from zerochess.search.move_filter import (
     restrict_result,
 )
 from zerochess.search.programs import StateProgram
-from zerochess.search.results import SearchResult, read_results, summarize
+from zerochess.search.results import SearchResult, results_from_view
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K, bytes_per_node
 from zerochess.validation import MAX_INT32, as_count, as_real, as_seed
 
@@ -253,6 +253,7 @@ class Searcher:
         self._lock = threading.Lock()
         self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
         self._networks: dict[int, Callable] = {}
+        self._step_rows: set[int] = set()  # evaluation batch sizes steps have run (warmup)
 
     # --- programs ------------------------------------------------------------------------
 
@@ -265,6 +266,7 @@ class Searcher:
     def _net_outputs(self, net_params: Any, net, rows: int) -> step.LeafOutputs:
         """The network on ``rows`` rows; none when a group has no leaf that needs it (all
         terminal, cached or none gathered: e.g. a lane left without simulations)."""
+        self._step_rows.add(rows)
         if rows:
             return self._network(rows)(net_params, net)
         return step.no_outputs(net.temperature.shape[0])
@@ -278,6 +280,7 @@ class Searcher:
 
     def _evaluate(self, net_params: Any, state: SearchState, cache, leaves, expansion,
                   rows: int):
+        self._step_rows.add(rows)
         return _evaluate(state, cache, leaves, expansion, net_params,
                          apply_fn=self.model.apply, rows=rows,
                          history_length=self.cache_history_length)
@@ -565,7 +568,8 @@ class Searcher:
     def run(self, batch: SearchBatch, num_simulations: int | Sequence[int],
             time_limit_s: float | None = None,
             progress: Callable[[int, int], None] | None = None,
-            params: Any = None) -> SearchBatch:
+            params: Any = None,
+            observe: Callable[[list[SearchState]], bool] | None = None) -> SearchBatch:
         """Continue the trees for ``num_simulations`` more simulations (resumable).
 
         ``num_simulations`` is one count for all trees or one per tree (trees that are
@@ -574,8 +578,11 @@ class Searcher:
         between steps; the leaves in flight are finished first). ``progress(done, total)``
         is called between steps with the simulations started so far and requested, over
         the batch. ``params``: the network parameters for the new leaves (default
-        ``model.params``; same shapes, no recompilation). The trees are updated in place:
-        use the returned batch, not ``batch``.
+        ``model.params``; same shapes, no recompilation). ``observe(shards)`` is called
+        between steps with the shards' latest states, for a reader that follows the search
+        without stopping it (``zerochess.search.view``; it must not keep or donate them);
+        True ends the run as the time limit does. The trees are updated in place: use the
+        returned batch, not ``batch``.
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
@@ -601,7 +608,7 @@ class Searcher:
         with self._lock:
             net_params = self._net_params(params)
             states = self._run_chunks(states, size, budget, deadline, stats, total, progress,
-                                      net_params)
+                                      net_params, observe)
         self.last_run = stats
         spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
         return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent,
@@ -610,7 +617,9 @@ class Searcher:
     def _run_chunks(self, states: list[SearchState], size: int, budget: np.ndarray,
                     deadline: float | None, stats: PipelineStats, total: int,
                     progress: Callable[[int, int], None] | None,
-                    net_params: Any) -> list[SearchState]:
+                    net_params: Any,
+                    observe: Callable[[list[SearchState]], bool] | None = None
+                    ) -> list[SearchState]:
         """Run the trees up to ``budget`` [B] simulations with the network ``net_params``.
 
         A full tree stops: once a tree has dropped a simulation (no room for a node or its
@@ -621,6 +630,12 @@ class Searcher:
         ``run`` calls. A search that fits its tree is one chunk.
         """
         before = None
+        observed = [False]
+
+        def watch(shards: list[SearchState]) -> bool:
+            observed[0] = observed[0] or bool(observe(shards))
+            return observed[0]
+
         while True:
             sims, dropped, nodes, stopped = (np.concatenate(x) for x in jax.device_get(
                 ([s.tree.simulations for s in states], [s.tree.dropped for s in states],
@@ -639,7 +654,7 @@ class Searcher:
                     states[k] = states[k].replace(tree=tree.replace(
                         dropped=tree.dropped + add, simulations=tree.simulations + add))
                 remaining = np.where(stop, 0, remaining)
-            late = deadline is not None and time.perf_counter() > deadline
+            late = (deadline is not None and time.perf_counter() > deadline) or observed[0]
             if not remaining.any() or late:
                 return states
             chunk = np.minimum(remaining, np.maximum(self.max_nodes - nodes, 1))
@@ -650,30 +665,33 @@ class Searcher:
                 lambda left, other=other: progress(total - left - other, total))
             if self.rules.on_device:
                 states = self._run_compiled(states, size, limits, deadline, stats, report,
-                                            net_params)
+                                            net_params, None if observe is None else watch)
             else:
                 states, self._cache = loop.run_pipeline(
                     self._programs(size, net_params), states, self._cache, limits,
                     self.groups, deadline, stats, report,
-                    threads=jax.default_backend() == "cpu")
+                    threads=jax.default_backend() == "cpu",
+                    observe=None if observe is None else watch)
             # Wait here: a caller reading results, or the interpreter exiting, must not find
             # the device still writing these trees.
             states = jax.block_until_ready(states)
 
     def _run_compiled(self, states: list[SearchState], size: int, limits: list[np.ndarray],
                       deadline: float | None, stats: PipelineStats,
-                      progress: Callable[[int], None] | None, net_params: Any
+                      progress: Callable[[int], None] | None, net_params: Any,
+                      observe: Callable[[list[SearchState]], bool] | None = None
                       ) -> list[SearchState]:
         """The shards' searches as compiled programs (device rules): each call runs many
-        steps; between calls the host checks the clock and reports progress. Calls are
-        sized to about ``STEP_CALL_S`` of device time once the step time is known (with a
-        deadline: a smaller share of the time left), so a stop is seen within one call."""
+        steps; between calls the host checks the clock, reports progress and asks
+        ``observe`` (True: stop). Calls are sized to about ``STEP_CALL_S`` of device time
+        once the step time is known (with a deadline: a smaller share of the time left),
+        so a stop is seen within one call."""
         rows = size * self.leaves_per_step
         buckets = loop.network_buckets(rows)
         left_by_shard = [0] * len(states)
         for k in range(len(states)):
             limit = jax.device_put(np.asarray(limits[k], np.int32))
-            steps = None if deadline is None and progress is None else 2
+            steps = None if deadline is None and progress is None and observe is None else 2
             while True:
                 t0 = time.perf_counter()
                 budget = np.int32(steps if steps is not None else np.iinfo(np.int32).max)
@@ -693,6 +711,8 @@ class Searcher:
                 left_by_shard[k] = 0 if finished else int(counts.left)
                 if progress is not None:
                     progress(sum(left_by_shard))
+                if observe is not None and observe(states):
+                    break
                 if finished or (deadline is not None and time.perf_counter() > deadline):
                     break
                 per_step = spent / max(done, 1)
@@ -701,16 +721,56 @@ class Searcher:
                 steps = max(1, int(target / max(per_step, 1e-6)))
         return states
 
+    def warmup(self, batch_size: int = 1, tree_reuse: bool = False) -> None:
+        """Compile (or load) every program a search of ``batch_size`` trees runs, so that
+        no timed search waits for one: init and reset (the root evaluation at every batch
+        size a refill of 1..``batch_size`` trees uses), steps at every evaluation batch
+        size (``loop.network_buckets``), a step whose only leaf ends the game (it needs
+        no network), ``results``, and with ``tree_reuse`` ``advance``. Both engines (UCI,
+        analysis) warm up through this method.
+        """
+        batch_size = as_count(batch_size, "batch_size", 1, MAX_INT32)
+        start = chess.Board()
+        batch = self.init([start] * batch_size, SearchConfig(), seed=[0] * batch_size,
+                          move_filters=[MoveFilter(allow=list(start.legal_moves)[:2])]
+                          + [None] * (batch_size - 1))
+        size = batch_size // len(batch.shards)
+        rows = size * self.leaves_per_step
+        for count in sorted({min(size, b) for b in loop.network_buckets(rows)}):
+            slots = [k * size + i for k in range(len(batch.shards)) for i in range(count)]
+            batch = self.reset(batch, slots, [start] * len(slots), seeds=0)
+        # steps: growing searches on growing sets of trees until every bucket has run
+        wanted = set(loop.network_buckets(rows))
+        for bucket in sorted(wanted):
+            trees = min(size, -(-bucket // self.leaves_per_step))
+            sims = 1
+            while (bucket not in self._step_rows and sims <= self.max_nodes // 2
+                   and sims <= 4 * self.leaves_per_step):
+                slots = [k * size + i for k in range(len(batch.shards)) for i in range(trees)]
+                batch = self.reset(batch, slots, [start] * len(slots), seeds=0)
+                counts = np.zeros(batch_size, np.int64)
+                counts[slots] = sims
+                batch = self.run(batch, counts)
+                sims *= 2
+        # a step whose only leaf ends the game (the only move, Kxd2, leaves bare kings)
+        batch = self.reset(batch, [0], [chess.Board("3k4/8/8/8/8/8/3q4/3K4 w - - 0 1")], seeds=0)
+        counts = np.zeros(batch_size, np.int64)
+        counts[0] = 2
+        batch = self.run(batch, counts)
+        batch = self.run(self.reset(batch, [0], [start], seeds=0), 8)
+        self.results(batch)
+        if tree_reuse:
+            move = self.results(batch)[0].best_move
+            self.advance(batch, [[move]] + [None] * (batch_size - 1))
+
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
         size = len(batch) // len(batch.shards)
         out: list[SearchResult] = []
         for i, state in enumerate(batch.shards):
-            summary = jax.device_get(summarize(state.tree, state.params.draw_score,
-                                                  state.params.moves_left))
+            read = jax.device_get(view.read_trees(state, view.all_rows(size)))
             part = slice(i * size, (i + 1) * size)
-            out += read_results(list(batch.boards[part]), summary, np.asarray(state.root_policy),
-                                np.asarray(state.params.draw_score), batch.search_time_s[part])
+            out += results_from_view(list(batch.boards[part]), read, batch.search_time_s[part])
         # lc0 shows a searchmoves search's searched moves only
         return [restrict_result(r, batch.move_filter(i)) for i, r in enumerate(out)]
 

@@ -189,8 +189,8 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
 
 
 def _output(state: SearchState, roots: loop.RootInputs) -> SearchOutput:
-    from zerochess.search.results import best_child_slot
     from zerochess.search.tree import node_edges
+    from zerochess.search.view import best_child_slot
 
     tree = state.tree
 

@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 from zerochess.errors import ConfigError, quote
-from zerochess.search import move_filter
+from zerochess.search import filter_keys as move_filter
 from zerochess.search.contempt import (
     DEFAULT_SCHEDULE,
     HYBRID_RATIO_MODES,

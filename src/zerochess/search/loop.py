@@ -337,7 +337,8 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
                  limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
                  stats: PipelineStats | None = None,
                  progress: Callable[[int], None] | None = None,
-                 threads: bool = False
+                 threads: bool = False,
+                 observe: Callable[[list[SearchState]], bool] | None = None
                  ) -> tuple[list[SearchState], EvalCache | None]:
     """Simulate every shard until its trees reach ``limits`` (or are stopped), or until the
     host clock passes ``deadline`` (``time.perf_counter()``; then the groups in flight are
@@ -354,15 +355,17 @@ def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache
     - otherwise the networks (pure functions of their inputs) run on helper threads
       while this thread expands, gathers and backs up the other lanes.
 
-    Results do not depend on ``threads``.
+    Results do not depend on ``threads``. ``observe(states)`` (see ``run_lanes``) keeps
+    the shards on this thread.
     """
     stats = stats if stats is not None else PipelineStats()
     if not threads or len(states) * groups < 2:
-        return run_lanes(programs, states, cache, limits, groups, deadline, stats, progress)
-    if len(states) < 2 or cache is not None:
+        return run_lanes(programs, states, cache, limits, groups, deadline, stats, progress,
+                         observe=observe)
+    if len(states) < 2 or cache is not None or observe is not None:
         with concurrent.futures.ThreadPoolExecutor(len(states) * groups) as networks:
             return run_lanes(programs, states, cache, limits, groups, deadline, stats,
-                             progress, networks=networks)
+                             progress, networks=networks, observe=observe)
     lock = threading.Lock()
     cancelled = threading.Event()
     remaining: dict[int, int] = {}
@@ -399,7 +402,8 @@ def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | 
               stats: PipelineStats | None = None,
               progress: Callable[[int], None] | None = None,
               cancelled: threading.Event | None = None,
-              networks: concurrent.futures.Executor | None = None
+              networks: concurrent.futures.Executor | None = None,
+              observe: Callable[[list[SearchState]], bool] | None = None
               ) -> tuple[list[SearchState], EvalCache | None]:
     """``run_pipeline`` from one host thread: every shard's lanes in turn (``cancelled``
     set: as past the deadline).
@@ -418,14 +422,23 @@ def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | 
     ongoing leaves the host expanded (cache hits and repetition draws among them, known
     only on the device, are padding). ``progress(left)`` is called as groups are
     expanded, with the simulations the batch has left to start.
+
+    ``observe(states)`` is called before each group is expanded, with the shards' latest
+    states (every group dispatched so far backed up in them); it may dispatch programs
+    that read them (not donate them) and returns True to start no new group (as past
+    the deadline). It sees every step of a search without ending the pipeline.
     """
+    stopping = False
     stats = stats if stats is not None else PipelineStats()
     lanes = [_Lane(shard=s) for _ in range(groups) for s in range(len(states))]
     states = list(states)
     remaining: dict[int, int] = {}
 
     def late() -> bool:
-        return ((deadline is not None and time.perf_counter() > deadline)
+        nonlocal stopping
+        if not stopping and observe is not None:
+            stopping = bool(observe(states))
+        return (stopping or (deadline is not None and time.perf_counter() > deadline)
                 or (cancelled is not None and cancelled.is_set()))
 
     def select(lane: _Lane) -> None:

@@ -49,42 +49,23 @@ import numpy as np
 
 from zerochess.chess.policy_map import (
     _INDEX,
-    FROM_SQUARE,
-    NUM_MOVES,
-    PROMOTION,
-    TO_SQUARE,
     legal_move_indices,
 )
 from zerochess.errors import ConfigError, PositionError, quote
+from zerochess.search.filter_keys import (  # noqa: F401 - re-exported (the old import path)
+    CASTLE_KEY,
+    KNIGHT_KEY,
+    NUM_KEYS,
+    FilterArrays,
+    edge_keys,
+    excluded_edges,
+    no_filters,
+    raw_excluded,
+)
 from zerochess.validation import as_count
 
 MAX_UNTIL_DEPTH = 10**9  # KataGo's analysis engine takes values this large
 DEPTH_CAP = 2**15 - 1  # stored as int16: deeper than any tree node (depth is int16)
-
-
-def _variant_tables() -> tuple[np.ndarray, np.ndarray, int]:
-    """Keys of the two ambiguous kinds of lc0 index: a plain 7th-to-8th-rank step (a
-    knight promotion when a pawn makes it) and a 1st-rank move along the rank (castling
-    when the king moves onto its own rook). -1 where an index has no such variant."""
-    knight = np.full(NUM_MOVES, -1, np.int32)
-    castle = np.full(NUM_MOVES, -1, np.int32)
-    key = NUM_MOVES
-    frm, to = FROM_SQUARE.astype(int), TO_SQUARE.astype(int)
-    for i in range(NUM_MOVES):
-        if (PROMOTION[i] == 0 and frm[i] // 8 == 6 and to[i] // 8 == 7
-                and abs(frm[i] % 8 - to[i] % 8) <= 1):
-            knight[i] = key
-            key += 1
-    for i in range(NUM_MOVES):
-        if PROMOTION[i] == 0 and frm[i] // 8 == 0 and to[i] // 8 == 0:
-            castle[i] = key
-            key += 1
-    return knight, castle, key
-
-
-KNIGHT_KEY, CASTLE_KEY, NUM_KEYS = _variant_tables()
-_FROM = FROM_SQUARE.astype(np.int32)
-_TO = TO_SQUARE.astype(np.int32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,65 +150,6 @@ def move_keys(move: chess.Move, side: int) -> list[int]:
     return keys
 
 
-def edge_keys(xp: Any, board: Any, turn: Any, moves: Any) -> Any:
-    """Keys of a node's edges (numpy or jax.numpy, one node).
-
-    Args:
-      board: int8 [64] piece codes (``zerochess.chess.state``).
-      turn: scalar, 1 White to move, 0 Black.
-      moves: int16 [K] lc0 indices in the mover's frame (any value where invalid).
-
-    Returns:
-      int32 [K] keys in [0, NUM_KEYS).
-    """
-    safe = xp.clip(moves.astype(xp.int32), 0, NUM_MOVES - 1)
-    mirror = xp.where(turn == 1, 0, 56)
-    own = xp.where(turn == 1, 0, 6)
-    piece_from = board[xp.asarray(_FROM)[safe] ^ mirror]
-    piece_to = board[xp.asarray(_TO)[safe] ^ mirror]
-    knight, castle = xp.asarray(KNIGHT_KEY)[safe], xp.asarray(CASTLE_KEY)[safe]
-    is_knight = (knight >= 0) & (piece_from == chess.PAWN + own)
-    is_castle = (castle >= 0) & (piece_from == chess.KING + own) & (piece_to == chess.ROOK + own)
-    return xp.where(is_knight, knight, xp.where(is_castle, castle, safe))
-
-
-def excluded_edges(xp: Any, avoid: Any, allowed: Any, allow_until: Any, board: Any, turn: Any,
-                   depth: Any, moves: Any, valid: Any) -> Any:
-    """bool [K]: the edges of one node a filter excludes (``avoid``/``allowed`` [2, KEYS],
-    ``allow_until`` scalar: one tree's ``SearchParams`` fields). A node all of whose
-    valid edges would be excluded excludes none."""
-    out = _excluded(xp, avoid, allowed, allow_until, board, turn, depth, moves, valid)
-    return out & xp.any(valid & ~out)
-
-
-def _excluded(xp: Any, avoid: Any, allowed: Any, allow_until: Any, board: Any, turn: Any,
-              depth: Any, moves: Any, valid: Any) -> Any:
-    keys = edge_keys(xp, board, turn, moves)
-    side = xp.where(turn == 1, 0, 1)
-    return valid & ((avoid[side][keys] > depth)
-                    | ((allow_until > depth) & ~allowed[side][keys]))
-
-
-@dataclasses.dataclass(frozen=True)
-class FilterArrays:
-    """Host arrays of a batch's filters (the ``SearchParams`` fields), [B, ...]."""
-
-    avoid: np.ndarray  # int16 [B, 2, NUM_KEYS]
-    allowed: np.ndarray  # bool [B, 2, NUM_KEYS]
-    allow_until: np.ndarray  # int16 [B]
-
-    def take(self, index: np.ndarray) -> FilterArrays:
-        """The rows ``index`` (int [b])."""
-        return FilterArrays(avoid=self.avoid[index], allowed=self.allowed[index],
-                            allow_until=self.allow_until[index])
-
-
-def no_filters(count: int) -> FilterArrays:
-    return FilterArrays(avoid=np.zeros((count, 2, NUM_KEYS), np.int16),
-                        allowed=np.zeros((count, 2, NUM_KEYS), np.bool_),
-                        allow_until=np.zeros(count, np.int16))
-
-
 TreeFilter = MoveFilter | Sequence[MoveFilter] | None
 """A tree's filter: none, one ``MoveFilter``, or several that all apply (an edge is
 excluded if any excludes it; KataGo's ``avoidMoves`` entries with different
@@ -282,7 +204,7 @@ def filter_arrays(filters: Sequence[tuple[MoveFilter, ...] | None],
                         arrays.allowed[i, side, move_keys(move, side)] = True
         legal, indices = legal_move_indices(board)
         turn = np.int8(board.turn == chess.WHITE)
-        if legal and _excluded(
+        if legal and raw_excluded(
                 np, arrays.avoid[i], arrays.allowed[i], arrays.allow_until[i],
                 _board_codes(board), turn, 0, indices, np.ones(len(legal), bool)).all():
             raise PositionError(f"position {i}: the move filter excludes every legal move "

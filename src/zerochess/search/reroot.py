@@ -49,7 +49,7 @@ import jax.numpy as jnp
 
 from zerochess.chess.types import GameStatus, RootHistory
 from zerochess.search.config import SearchParams
-from zerochess.search.step import _propagate_one
+from zerochess.search.step import rebound_path
 from zerochess.search.tree import PRIOR_DTYPE, K, Tree, node_edges
 
 MAX_PLIES = 8  # moves one advance can follow; longer jumps start a new tree
@@ -168,11 +168,20 @@ def _revert(tree: Tree, root: chex.Array, removed: chex.Array) -> Tree:
     return tree.replace(visits=v, wl_sum=w, d_sum=dd, m_sum=mm)
 
 
-def _compact(tree: Tree, root: chex.Array, kept: chex.Array
-             ) -> tuple[Tree, chex.Array, chex.Array]:
-    """The ``kept`` nodes (``root``'s subtree) moved to the front, ``root`` first; returns
-    the tree, the plies its depths were shifted by, and the node owning each pool entry
-    (int32 [E + K], meaningful below ``edge_count``)."""
+EDGE_BLOCK = 2048  # pool entries re-packed per loop iteration (see ``_compact``)
+
+
+def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
+             ) -> tuple[Tree, chex.Array]:
+    """The ``kept`` nodes (``root``'s subtree) moved to the front, ``root`` first, their
+    edges re-packed and their search-contempt frozen counts set for the new parity (the
+    module docstring); returns the tree and the plies its depths were shifted by.
+
+    The edge pool is re-packed block by block up to the new ``edge_count`` only (a loop of
+    ``EDGE_BLOCK`` entries), so the cost follows the kept tree, not the pool's capacity
+    (a 16,384-node tree holds 655,578 pool entries; a search of a few hundred ms uses a
+    few percent of them). Entries past ``edge_count`` read -1 / 0, as nothing reads them.
+    """
     n = tree.num_nodes
     pool = tree.edges.child.shape[0]
     count = jnp.sum(kept, dtype=jnp.int32)
@@ -194,41 +203,43 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array
     ends = jnp.cumsum(need)
     starts = ends - need
     edge_count = ends[-1]
-    p = jnp.arange(pool, dtype=jnp.int32)
-    owner = jnp.minimum(jnp.searchsorted(ends, p, side="right"), n - 1).astype(jnp.int32)
-    live = p < edge_count
-    old_p = jnp.where(live, tree.edge_start[src[owner]] + p - starts[owner], 0)
-    child = tree.edges.child[old_p]
-    child_kept = (child >= 0) & kept[jnp.maximum(child, 0)]
-    new_child = jnp.where(live & child_kept, new_index[jnp.maximum(child, 0)], -1)
-    edges = tree.edges.replace(
-        move=jnp.where(live, tree.edges.move[old_p], -1).astype(tree.edges.move.dtype),
-        prior=jnp.where(live, tree.edges.prior[old_p], 0).astype(tree.edges.prior.dtype),
-        child=new_child.astype(jnp.int32),
-        frozen=jnp.where(live, tree.edges.frozen[old_p], 0).astype(jnp.int32))
-    for name in edges.keys():  # pool fields added later move with their edges too
-        if name not in ("move", "prior", "child", "frozen"):
-            edges = edges.replace(**{name: getattr(tree.edges, name)[old_p]})
+    old_start = tree.edge_start[src]
+    # search-contempt: frozen counts live at odd depths of the new tree
+    flipped = shift.astype(jnp.int32) % 2 == 1
+    over = ((nodes["visits"] - 1 >= n_scl) & (nodes["status"] == GameStatus.ONGOING)
+            & (nodes["num_legal"] > 0))
+    odd = nodes["depth"] % 2 == 1
+
+    def block(b, edges):
+        p = b * EDGE_BLOCK + jnp.arange(EDGE_BLOCK, dtype=jnp.int32)
+        owner = jnp.minimum(jnp.searchsorted(ends, p, side="right"), n - 1).astype(jnp.int32)
+        live = p < edge_count
+        old_p = jnp.where(live, old_start[owner] + p - starts[owner], 0)
+        child = tree.edges.child[old_p]
+        child_kept = (child >= 0) & kept[jnp.maximum(child, 0)]
+        new_child = jnp.where(live & child_kept, new_index[jnp.maximum(child, 0)], -1)
+        child_visits = jnp.where(new_child >= 0, nodes["visits"][jnp.maximum(new_child, 0)], 0)
+        frozen = jnp.where(~odd[owner], 0, jnp.where(
+            flipped, jnp.where(over[owner], child_visits, 0), tree.edges.frozen[old_p]))
+        values = {"move": jnp.where(live, tree.edges.move[old_p], -1),
+                  "prior": jnp.where(live, tree.edges.prior[old_p], 0),
+                  "child": new_child, "frozen": jnp.where(live, frozen, 0)}
+        for name in edges.keys():  # pool fields added later move with their edges too
+            if name not in values:
+                values[name] = getattr(tree.edges, name)[old_p]
+        return edges.replace(**{name: getattr(edges, name).at[p].set(
+            values[name].astype(getattr(edges, name).dtype), mode="drop")
+            for name in edges.keys()})
+
+    empty = tree.edges.replace(
+        move=jnp.full_like(tree.edges.move, -1), prior=jnp.zeros_like(tree.edges.prior),
+        child=jnp.full_like(tree.edges.child, -1), frozen=jnp.zeros_like(tree.edges.frozen))
+    blocks = (edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
+    edges = jax.lax.fori_loop(0, jnp.minimum(blocks, -(-pool // EDGE_BLOCK)), block, empty)
     nodes["edge_start"] = jnp.where(has_edges, starts, 0).astype(jnp.int32)
     tree = tree.replace(**nodes, edges=edges, node_count=count,
                         edge_count=edge_count.astype(jnp.int32))
-    return tree, shift.astype(jnp.int32), owner
-
-
-def _refreeze(tree: Tree, owner: chex.Array, plies: chex.Array, n_scl: chex.Array) -> Tree:
-    """Search-contempt frozen counts after a move of the root by ``plies`` plies
-    (``owner`` int32 [E + K]: the node of each pool entry of the compacted tree)."""
-    p = jnp.arange(tree.edges.child.shape[0], dtype=jnp.int32)
-    odd = tree.depth[owner] % 2 == 1
-    flipped = plies % 2 == 1
-    child = tree.edges.child
-    child_visits = jnp.where(child >= 0, tree.visits[jnp.maximum(child, 0)], 0)
-    over = ((tree.visits[owner] - 1 >= n_scl) & (tree.status[owner] == GameStatus.ONGOING)
-            & (tree.num_legal[owner] > 0))
-    frozen = jnp.where(~odd, 0, jnp.where(flipped, jnp.where(over, child_visits, 0),
-                                          tree.edges.frozen))
-    return tree.replace(edges=tree.edges.replace(
-        frozen=jnp.where(p < tree.edge_count, frozen, 0).astype(tree.edges.frozen.dtype)))
+    return tree, shift.astype(jnp.int32)
 
 
 def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: chex.Array,
@@ -254,7 +265,7 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
     kept = subtree(tree, root)
     stale = stale_two_folds(tree, kept, above)
     reverted = _revert(tree, root, stale)
-    new, shift, owner = _compact(reverted, root, kept & ~stale)
+    new, shift = _compact(reverted, root, kept & ~stale, params.n_scl)
 
     # ancestors of the removed two-folds lose any proof that needed them
     parents = jnp.where(stale, tree.parent, -1)
@@ -264,10 +275,9 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
     count = jnp.sum(starts >= 0)
     new = jax.lax.cond(
         params.certainty & (count > 0),
-        lambda t: jax.lax.fori_loop(0, count, lambda i, tt: _propagate_one(tt, starts[i]), t),
+        lambda t: jax.lax.fori_loop(0, count, lambda i, tt: rebound_path(tt, starts[i]), t),
         lambda t: t, new)
 
-    new = _refreeze(new, owner, shift, params.n_scl)
 
     # the root: its priors (the pool's copy; noise again after a move), raw policy
     valid = jnp.arange(K) < new.num_legal[0]

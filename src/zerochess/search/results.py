@@ -1,5 +1,8 @@
-"""Reading a search: root statistics, best move (lc0 order), principal variations,
-move choice with lc0 temperature schedules."""
+"""A search's result on the host: ``SearchResult`` (root statistics, best move in lc0's
+order, principal variations, scores), move choice with lc0 temperature schedules.
+
+Results are read from a search's state by ``zerochess.search.view``, the one read path.
+"""
 
 from __future__ import annotations
 
@@ -7,118 +10,13 @@ import dataclasses
 from typing import Any
 
 import chess
-import chex
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import index_to_move
-from zerochess.chess.rules import GameStatus
-from zerochess.program_store import program
+from zerochess.chess.types import GameStatus
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
-from zerochess.search.tree import Tree, node_edges, proven_lost
 from zerochess.validation import as_count, as_real
-
-PV_LENGTH = 16
-
-
-def best_child_slot(tree: Tree, node: chex.Array, draw_score: chex.Array) -> chex.Array:
-    """lc0's best child slot of ``node`` of one tree (-1 where no child was visited):
-    ``GetBestChildNoTemperature``.
-
-    Order: proven wins first (the shortest), then the unproven and proven draws by most
-    visits, then higher Q, then higher prior; proven losses last (the longest first).
-    """
-    edges = node_edges(tree, node)
-    exists = edges.child >= 0
-    safe = jnp.maximum(edges.child, 0)
-    visits = jnp.where(exists, tree.visits[safe], 0)
-    n = jnp.maximum(visits, 1).astype(jnp.float32)
-    ds = jnp.where(tree.depth[node] % 2 == 0, draw_score, -draw_score)
-    q = (tree.wl_sum[safe] + ds * tree.d_sum[safe]) / n
-    prior = edges.prior
-    proven = exists & (visits > 0) & (tree.lower[safe] == tree.upper[safe])
-    win = proven & (tree.lower[safe] == 1)
-    loss = proven & (tree.lower[safe] == -1)
-    plies = tree.plies[safe].astype(jnp.int32)
-    visited = visits > 0
-    rest = visited & ~win & ~loss
-    cand = jnp.where(win.any(), win, jnp.where(rest.any(), rest, loss))
-    # wins: fewest plies; losses: most plies; the others: visits, Q, prior
-    cand &= jnp.where(win.any(), plies == jnp.min(jnp.where(cand, plies, 2**30)), True)
-    cand &= jnp.where(~win.any() & ~rest.any(),
-                      plies == jnp.max(jnp.where(cand, plies, -1)), True)
-    cand &= visits == jnp.max(jnp.where(cand, visits, -1))
-    cand &= q == jnp.max(jnp.where(cand, q, -jnp.inf))
-    cand &= prior == jnp.max(jnp.where(cand, prior, -jnp.inf))
-    return jnp.where(cand.any(), jnp.argmax(cand), -1).astype(jnp.int32)
-
-
-def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
-                    ) -> dict[str, chex.Array]:
-    root = node_edges(tree, jnp.int32(0))
-    exists = root.child >= 0
-    safe = jnp.maximum(root.child, 0)
-
-    def line(node):
-        """The best continuation (1858 indices, -1 padded) from ``node``."""
-
-        def step(node, _):
-            # a scan, not a Python loop: traced once (the trace is paid in every process)
-            ok = node >= 0
-            safe_node = jnp.maximum(node, 0)
-            slot = jnp.where(ok, best_child_slot(tree, safe_node, draw_score), -1)
-            edges = node_edges(tree, safe_node)
-            move = jnp.where(slot >= 0, edges.move[jnp.maximum(slot, 0)], -1)
-            return jnp.where(slot >= 0, edges.child[jnp.maximum(slot, 0)], -1), move
-
-        return jax.lax.scan(step, node, None, length=PV_LENGTH)[1]
-
-    return dict(
-        moves=root.move,  # [K]
-        # a move proven to lose shows prior 0, as lc0 clears it (``selection.child_stats``)
-        prior=jnp.where(proven_lost(tree, root.child), 0.0, tree.root_prior),  # [K]
-        visits=jnp.where(exists, tree.visits[safe], 0),  # [K]
-        in_flight=jnp.where(exists, tree.in_flight[safe], 0),  # [K]
-        wl_sum=jnp.where(exists, tree.wl_sum[safe], 0.0),  # [K]
-        d_sum=jnp.where(exists, tree.d_sum[safe], 0.0),  # [K]
-        m_sum=jnp.where(exists & moves_left, tree.m_sum[safe], jnp.nan),  # [K]
-        child_status=jnp.where(exists, tree.status[safe], 0),  # [K]
-        child_lower=jnp.where(exists, tree.lower[safe], -1),  # [K]
-        child_upper=jnp.where(exists, tree.upper[safe], 1),  # [K]
-        child_plies=jnp.where(exists, tree.plies[safe], 0),  # [K]
-        root_lower=-tree.upper[0],  # root side to move's perspective
-        root_upper=-tree.lower[0],
-        root_plies=tree.plies[0],
-        child_raw_wdl=jnp.where(exists[:, None], tree.raw_wdl[safe], jnp.nan),  # [K, 3]
-        pv=jax.vmap(line)(root.child),  # [K, PV_LENGTH]
-        best_slot=best_child_slot(tree, jnp.int32(0), draw_score),
-        num_legal=tree.num_legal[0],
-        root_visits=tree.visits[0],
-        root_wl=tree.wl_sum[0] / jnp.maximum(tree.visits[0], 1),
-        root_d=tree.d_sum[0] / jnp.maximum(tree.visits[0], 1),
-        root_m=jnp.where(moves_left, tree.m_sum[0] / jnp.maximum(tree.visits[0], 1), jnp.nan),
-        raw_wdl=tree.raw_wdl[0],  # [3]
-        node_count=tree.node_count,
-        edge_count=tree.edge_count,
-        full=tree.full,
-        dropped=tree.dropped,
-        simulations=tree.simulations,
-        **{f"stat_{name}": value for name, value in tree.stats.items()},
-    )
-
-
-@program
-def summarize(tree: Tree, draw_score: jax.Array, moves_left: jax.Array | None = None
-              ) -> dict[str, jax.Array]:
-    """Root statistics and PVs of every tree, small enough to bring to the host ([B, ...]
-    versions of the shapes in ``_summarize_tree``). ``moves_left`` bool [B]: the network
-    has a moves-left head (``SearchParams.moves_left``; None: no tree has), else the moves
-    left read NaN."""
-    if moves_left is None:
-        moves_left = jnp.zeros(draw_score.shape, jnp.bool_)
-    return jax.vmap(_summarize_tree)(tree, draw_score, moves_left)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +83,11 @@ class SearchResult:
     each move, from the root side (NaN if it was not evaluated by the network: not
     visited, or a game end). ``m`` is each move's mean moves left (lc0's M, plies to the
     game's end) and ``root_moves_left`` the root's, NaN without a moves-left head (and
-    ``m`` for moves never visited).
+    ``m`` for moves never visited). ``q_shown``, ``u`` and ``s`` are lc0's PUCT terms of
+    each move as its VerboseMoveStats prints them (Q, the FPU ``fpu`` for a move never
+    visited; U; S = Q + U + moves-left utility), ``in_flight`` the visits gathered and
+    not yet backed up. ``pv_visits[i]`` holds the visits of ``moves[i]``'s child, then of
+    each node along ``pvs[i]`` (0 past its end).
 
     Search statistics (lc0's names where it has them): ``playouts`` visits backed up in
     this search (the root's own evaluation included for a new tree; lc0's playouts),
@@ -235,6 +137,17 @@ class SearchResult:
     root_plies: int = 0
     m: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
     root_moves_left: float = float("nan")
+    # lc0's PUCT terms at the root (VerboseMoveStats): Q as selection sees it (the FPU for
+    # a move never visited), U, S = Q + U + moves-left utility; NaN / empty if not read
+    q_shown: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    s: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    fpu: float = float("nan")
+    root_in_flight: int = 0
+    pv_visits: np.ndarray = dataclasses.field(  # int [M, 1 + length]: visits along each PV
+        default_factory=lambda: np.zeros((0, 1), np.int64))
+    draw_score: float = 0.0
+    stopped: bool = False  # a stopper of the search core ended this tree (KLD gain)
 
     @property
     def nodes_per_second(self) -> float:
@@ -390,61 +303,72 @@ def decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
     return line
 
 
-def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
-                 root_policy: np.ndarray, draw_score: np.ndarray,
-                 search_time_s: np.ndarray | None = None) -> list[SearchResult]:
-    """Host-side SearchResults from ``summarize`` output (numpy)."""
-    results = []
+def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
+            search_time_s: np.ndarray | None = None,
+            moves: list[list[chess.Move]] | None = None, pvs: bool = True
+            ) -> list[SearchResult]:
+    """Host ``SearchResult``s of a read (``zerochess.search.view.read_trees``, numpy
+    [B, ...]); ``pvs`` are filled for the rows
+    read ([] for the other moves; all [] with ``pvs`` False: a cheaper picture).
+    ``moves``: each board's legal moves in slot order when the caller already has them
+    (decoded from the view otherwise)."""
+    out = []
     for i, board in enumerate(boards):
-        playouts = int(summary["stat_playouts"][i])
-        raw = summary["child_raw_wdl"][i, :int(summary["num_legal"][i])]
-        m = int(summary["num_legal"][i])
-        moves = [index_to_move(board, int(x)) for x in summary["moves"][i, :m]]
-        visits = summary["visits"][i, :m].astype(np.int64)
-        n = np.maximum(visits, 1)
-        wl = summary["wl_sum"][i, :m] / n
-        d = summary["d_sum"][i, :m] / n
-        q = np.where(visits > 0, wl + draw_score[i] * d, np.nan).astype(np.float32)
-        m_sum = summary["m_sum"][i, :m] if "m_sum" in summary else np.full(m, np.nan)
-        pvs = []
-        for s, move in enumerate(moves):
+        m = int(view["num_legal"][i])
+        if moves is not None:
+            legal = moves[i]
+        else:
+            legal = [index_to_move(board, int(x)) for x in view["moves"][i, :m]]
+        visits = view["visits"][i, :m].astype(np.int64)
+        lines: list[list[chess.Move]] = [[] for _ in range(m)]
+        pv_visits = np.zeros((m, 1 + view["pv"].shape[-1]), np.int64)
+        for r, slot in enumerate(view["rows"][i] if pvs else ()):
+            slot = int(slot)
+            if slot >= m or lines[slot] or visits[slot] == 0:
+                continue
             after = board.copy(stack=False)
-            after.push(move)
-            pvs.append(decode_line(after, summary["pv"][i, s]))
-        root_wl, root_d = -float(summary["root_wl"][i]), float(summary["root_d"][i])
-        best = int(summary["best_slot"][i])
-        results.append(SearchResult(
-            board=board.copy(), moves=moves, visits=visits, q=q, wl=wl.astype(np.float32),
-            d=d.astype(np.float32), prior=summary["prior"][i, :m].copy(),
-            policy=root_policy[i, :m].copy(), pvs=pvs,
-            best_index=best if best >= 0 else int(np.argmax(summary["prior"][i, :m])),
-            root_visits=int(summary["root_visits"][i]), root_q=root_wl + draw_score[i] * root_d,
-            root_wdl=np.array([(1 + root_wl - root_d) / 2, root_d, (1 - root_wl - root_d) / 2]),
-            raw_wdl=summary["raw_wdl"][i].copy(), nodes_used=int(summary["node_count"][i]),
-            dropped_simulations=int(summary["dropped"][i]),
-            mates=summary["child_status"][i, :m] == GameStatus.CHECKMATE,
-            in_flight=summary["in_flight"][i, :m].astype(np.int64),
-            v=(raw[:, 2] - raw[:, 0]).astype(np.float32),
-            playouts=playouts,
-            reused_visits=int(summary["stat_reused_visits"][i]),
-            depth=float(summary["stat_depth_sum"][i]) / max(playouts, 1),
-            seldepth=int(summary["stat_max_depth"][i]),
-            nn_evals=int(summary["stat_nn_evals"][i]),
-            cache_hits=int(summary["stat_cache_hits"][i]),
-            collisions=int(summary["stat_collisions"][i]),
+            after.push(legal[slot])
+            lines[slot] = decode_line(after, view["pv"][i, r])
+            pv_visits[slot] = [visits[slot], *view["pv_visits"][i, r]]
+        playouts = int(view["stat_playouts"][i])
+        root_wl, root_d = float(view["root_wl"][i]), float(view["root_d"][i])
+        draw = float(view["draw_score"][i])
+        best = int(view["best_slot"][i])
+        results_i = SearchResult(
+            board=board.copy(), moves=legal, visits=visits,
+            q=view["q"][i, :m].astype(np.float32), wl=view["wl"][i, :m].astype(np.float32),
+            d=view["d"][i, :m].astype(np.float32), prior=view["prior"][i, :m].copy(),
+            policy=view["policy"][i, :m].copy(), pvs=lines,
+            best_index=best if best >= 0 else int(np.argmax(view["prior"][i, :m])),
+            root_visits=int(view["root_visits"][i]), root_q=root_wl + draw * root_d,
+            root_wdl=np.array([(1 + root_wl - root_d) / 2, root_d,
+                               (1 - root_wl - root_d) / 2]),
+            raw_wdl=view["raw_wdl"][i].copy(), nodes_used=int(view["node_count"][i]),
+            dropped_simulations=int(view["dropped"][i]),
+            mates=view["status"][i, :m] == GameStatus.CHECKMATE,
+            in_flight=view["in_flight"][i, :m].astype(np.int64),
+            v=view["v"][i, :m].astype(np.float32), playouts=playouts,
+            reused_visits=int(view["stat_reused_visits"][i]),
+            depth=float(view["stat_depth_sum"][i]) / max(playouts, 1),
+            seldepth=int(view["stat_max_depth"][i]),
+            nn_evals=int(view["stat_nn_evals"][i]),
+            cache_hits=int(view["stat_cache_hits"][i]),
+            collisions=int(view["stat_collisions"][i]),
             search_time_s=float(search_time_s[i]) if search_time_s is not None else 0.0,
-            edges_used=int(summary["edge_count"][i]),
-            out_of_edges=bool(summary["full"][i]),
-            bounds=np.stack([summary["child_lower"][i, :m],
-                             summary["child_upper"][i, :m]], axis=1).astype(np.int8),
-            plies=summary["child_plies"][i, :m].astype(np.int64),
-            root_bounds=(int(summary["root_lower"][i]), int(summary["root_upper"][i])),
-            root_plies=int(summary["root_plies"][i]),
-            m=np.where(visits > 0, m_sum / n, np.nan).astype(np.float32),
-            root_moves_left=float(summary["root_m"][i]) if "root_m" in summary else np.nan,
-        ))
-    return results
+            edges_used=int(view["edge_count"][i]), out_of_edges=bool(view["full"][i]),
+            bounds=np.stack([view["lower"][i, :m], view["upper"][i, :m]], 1).astype(np.int8),
+            plies=view["plies"][i, :m].astype(np.int64),
+            root_bounds=(int(view["root_lower"][i]), int(view["root_upper"][i])),
+            root_plies=int(view["root_plies"][i]),
+            m=view["m"][i, :m].astype(np.float32),
+            root_moves_left=float(view["root_m"][i]),
+            u=view["u"][i, :m].astype(np.float32), s=view["s"][i, :m].astype(np.float32),
+            q_shown=view["q_shown"][i, :m].astype(np.float32), fpu=float(view["fpu"][i]),
+            root_in_flight=int(view["root_in_flight"][i]), pv_visits=pv_visits,
+            draw_score=draw, stopped=bool(view["stopped"][i]))
+        out.append(results_i)
+    return out
 
 
-__all__ = ["SearchResult", "TemperatureSchedule", "best_child_slot", "decode_line", "move_order",
-           "read_results", "summarize"]
+__all__ = ["SearchResult", "TemperatureSchedule", "decode_line", "move_order",
+           "results_from_view"]

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.search.contempt import hybrid_ratio, sample_cumulative, tempered_weights
-from zerochess.search.move_filter import excluded_edges
+from zerochess.search.filter_keys import excluded_edges
 from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
 
 if TYPE_CHECKING:  # config imports this module for the rule names
@@ -135,10 +135,20 @@ def moves_left_utility(params: SearchParams, parent_wl: chex.Array, parent_m: ch
     return jnp.where(within, m, 0.0)
 
 
-def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
-                    stats: ChildStats) -> chex.Array:
-    """lc0's PUCT score of every child slot [K] (search.cc ``GetUCT`` + FPU), with the
-    moves-left utility on visited children when the network has a moves-left head."""
+class PuctTerms(NamedTuple):
+    """The terms of lc0's PUCT score of a node's children (all [K] but ``fpu``)."""
+
+    q: chex.Array  # float32 W - L + draw score * D from the chooser's side (0 if unvisited)
+    fpu: chex.Array  # float32 scalar: the first-play urgency, the Q of unvisited children
+    u: chex.Array  # float32 lc0's U: cpuct(N) sqrt(max(N - 1, 1)) P / (1 + N-started)
+    utility: chex.Array  # float32 the moves-left utility of each child (0 without a head)
+    visited: chex.Array  # bool: the child has completed visits
+
+
+def lc0_puct_terms(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                   stats: ChildStats) -> PuctTerms:
+    """The parts of lc0's PUCT score (search.cc ``GetUCT``, ``GetFpu``, ``GetMUtility``):
+    lc0's VerboseMoveStats prints them as Q, U and S = Q + U + M utility."""
     is_root = node == 0
     n_parent = tree.visits[node].astype(jnp.float32)
     c_init = jnp.where(is_root, params.cpuct_root, params.cpuct)
@@ -158,8 +168,17 @@ def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: c
     fpu = jnp.where(fpu_absolute, fpu_value, parent_q - fpu_value * jnp.sqrt(visited_policy))
     utility = moves_left_utility(params, tree.wl_sum[node] / node_n,
                                  tree.m_sum[node] / node_n, stats.m, q)
-    q = jnp.where(params.moves_left, q + utility, q)  # no head: exactly the plain PUCT
-    return jnp.where(stats.visits > 0, q, fpu) + u
+    return PuctTerms(q=q, fpu=fpu, u=u, utility=jnp.where(params.moves_left, utility, 0.0),
+                     visited=stats.visits > 0)
+
+
+def lc0_puct_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
+                    stats: ChildStats) -> chex.Array:
+    """lc0's PUCT score of every child slot [K] (search.cc ``GetUCT`` + FPU), with the
+    moves-left utility on visited children when the network has a moves-left head."""
+    t = lc0_puct_terms(tree, params, node, depth, stats)
+    q = jnp.where(params.moves_left, t.q + t.utility, t.q)  # no head: exactly the plain PUCT
+    return jnp.where(t.visited, q, t.fpu) + t.u
 
 
 def alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,

@@ -354,7 +354,7 @@ def child_bounds(tree: Tree, node: chex.Array) -> tuple[chex.Array, chex.Array, 
 
 
 class _Rebound(NamedTuple):
-    """``_propagate_one``'s loop carry: the walk up one path and the arrays it rewrites."""
+    """``rebound_path``'s loop carry: the walk up one path and the arrays it rewrites."""
 
     node: chex.Array  # int32 the node being re-bounded (-1: past the root)
     wl: chex.Array  # float32 change of the W-L sum to add at ``node``
@@ -368,7 +368,7 @@ class _Rebound(NamedTuple):
     m_sum: chex.Array  # float32 [N]
 
 
-def _propagate_one(tree: Tree, start: chex.Array) -> Tree:
+def rebound_path(tree: Tree, start: chex.Array) -> Tree:
     """Re-bound the nodes from ``start`` (scalar, -1: none) up to the root of one tree.
 
     A node that becomes proven takes its exact value for all its visits (lc0's
@@ -413,7 +413,7 @@ def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
 
     def per_tree(t: Tree, rows: chex.Array) -> Tree:
         return jax.lax.fori_loop(0, rows.shape[0],
-                                 lambda i, tt: _propagate_one(tt, rows[i]), t)
+                                 lambda i, tt: rebound_path(tt, rows[i]), t)
 
     return jax.vmap(per_tree)(tree, start)
 

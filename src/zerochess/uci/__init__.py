@@ -4,7 +4,8 @@ Modules: ``protocol`` (command parsing), ``options`` (lc0 option table and the m
 ``SearchConfig``), ``stoppers`` and ``time_manager`` (lc0's stoppers; legacy, smooth,
 alphazero and simple managers), ``scores`` (cp / mate / WDL conversions), ``info``
 (info lines, VerboseMoveStats, ponder rewrite), ``driver`` (the seam to the search
-core), ``engine`` (command dispatch, search thread, ``run_uci``).
+core), ``engine`` (command dispatch, search thread, ``run_uci``), ``timeline`` (where a
+search's time goes).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 from typing import TextIO
 
 
-def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Speak UCI on ``stdin``/``stdout`` (default: the process's) until ``quit``/EOF."""
+def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
+            timeline: str | None = None) -> int:
+    """Speak UCI on ``stdin``/``stdout`` (default: the process's) until ``quit``/EOF;
+    ``timeline``: append one JSON record per search to this file (``uci.timeline``)."""
     from zerochess.uci.engine import run_uci as _run
 
-    return _run(stdin, stdout)
+    return _run(stdin, stdout, timeline=timeline)
 
 
 __all__ = ["run_uci"]

@@ -1,20 +1,24 @@
 """The UCI engine: command dispatch on the input thread, one search thread per ``go``.
 
 The input thread never waits for a search (``stop``, ``ponderhit``, ``isready`` and
-``quit`` are answered while one runs). The search thread drives a B = 1 search in
-chunks sized to ~``CHUNK_MS`` of work, so a ``stop`` is noticed within one chunk; after
-every chunk it asks the stoppers (time manager, go limits, smart pruning) and prints an
-``info`` line when the best move, depth or seldepth changed, or after 5 s.
+``quit`` are answered while one runs). The search thread runs the search without pauses
+(``SearchDriver.search``): between two steps it gets the root as of the step before, asks
+the stoppers (time manager, go limits, smart pruning; the KLD-gain stopper runs on the
+device) and prints an ``info`` line when the best move, depth or seldepth changed, or
+after 5 s (checked at most every ``INFO_CHECK_MS``). When the search is over it answers
+``bestmove`` at once, as lc0 does, and the playouts in flight finish while the GUI
+already has the move.
 
-Pondering: lc0 searches the position *before* the ponder move and, on ``ponderhit``,
-moves into the ponder move's subtree (tree reuse). Without tree reuse in the core
-(``SearchDriver.supports_tree_reuse`` False) the engine ponders on the position after
-the ponder move instead and, on ``ponderhit``, keeps searching the same tree with the
-clock restarted and the time manager told that the nodes so far are reused.
+Pondering, as lc0: ``go ponder`` searches the position *before* the ponder move (info
+lines rewritten to the ponder move's subtree, ``info.ponder_infos``); ``ponderhit`` starts
+the search of the real position on the kept tree (``Searcher.advance`` into the ponder
+move's subtree), the clock restarted.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import math
 import sys
 import threading
@@ -27,11 +31,11 @@ import chess
 import chess.polyglot
 import numpy as np
 
+from zerochess.search.results import SearchResult
 from zerochess.uci.info import (
     ThinkingInfo,
     format_info,
     ponder_infos,
-    root_fpu,
     thinking_infos,
     verbose_move_stats,
 )
@@ -63,9 +67,9 @@ from zerochess.uci.time_manager import (
     make_search_stopper,
     make_time_manager,
 )
+from zerochess.uci.timeline import NullTimeline, Timeline
 
 ENGINE_NAME = "zerochess"
-CHUNK_MS = 25.0  # work per chunk: bounds the reaction to `stop`
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
@@ -172,6 +176,7 @@ class SearchJob:
         self.clock_start = clock_start
         self.stop_requested = threading.Event()  # `stop`: answer now
         self.ponderhit = threading.Event()
+        self.ponderhit_time = time.perf_counter()
         self.aborted = threading.Event()  # new position/go/quit: end without output
         self.wake = threading.Event()
         self.pondering = go.ponder
@@ -179,6 +184,14 @@ class SearchJob:
         self._evals_at_start = 0  # the tree's nn_evals when the move started (eps)
         self.stop_latency_ms: float | None = None
         self._stop_time: float | None = None
+        self._answered = False
+        self._lock = threading.Lock()  # the search thread and the watchdog answer once
+        self._deadline: float | None = None
+        self._wake_watchdog = threading.Event()
+        self._ponder_move: chess.Move | None = None
+        self._final: SearchResult | None = None
+        self._bestmove = ""
+        self._move: chess.Move | None = None  # the move answered
         self.thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
 
     # -- control from the input thread ----------------------------------------------------
@@ -192,6 +205,7 @@ class SearchJob:
         self.wake.set()
 
     def ponder_hit(self) -> None:
+        self.ponderhit_time = time.perf_counter()  # lc0 restarts its clock here
         self.ponderhit.set()
         self.wake.set()
 
@@ -222,13 +236,14 @@ class SearchJob:
     def _search(self) -> None:
         eng = self.engine
         opts = eng.options
+        timeline = eng.timeline
+        timeline.mark("thread")
         board = self.position.board
-        lc0_ponder = self.pondering and self.driver.supports_tree_reuse
-        if lc0_ponder:
-            # lc0 ponders on the position before the expected reply, so a miss still
-            # finds its subtree; ponderhit then moves into the ponder move's subtree.
+        if self.pondering:
+            # lc0 ponders on the position before the expected reply (so a miss may still
+            # find its subtree); ponderhit moves into the reply's subtree (tree reuse)
             board = board.copy()
-            board.pop()
+            self._ponder_move = board.pop()
         if not any(board.generate_legal_moves()):
             self._answer_terminal(board)
             return
@@ -236,99 +251,210 @@ class SearchJob:
         if allow is not None and not allow:
             return  # error already reported
         driver = self.driver
-        config = opts.search_config()
+        config = self._config(self.go)
         seed = search_seed(int(opts["Seed"]), board)
         black = board.turn == chess.BLACK
         if self._time_trouble(black, driver):
             self._instant_move(board, driver, self._make_stopper(board, black, 0))
             return
-        driver.start(board, config, seed, allow)
-        # lc0's initial visits: the root visits kept from the last search (tree reuse);
-        # `go nodes` and the time manager count them, `playouts` do not
-        initial_visits = driver.reused_visits
-        self._evals_at_start = driver.progress().nn_evals
-        stopper = self._make_stopper(board, black, initial_visits)
-        hints = StoppersHints()
-        first_batch: float | None = None
-        batches = 0
-        last_info: ThinkingInfo | None = None
-        last_info_best = -1
-        last_check = -math.inf
-        stopped = False
+        with timeline.span("tree"):
+            driver.start(board, config, seed, allow)
+        timeline.mark("tree")
+        self._begin(board, self.go, self.clock_start)
+        threading.Thread(target=self._watchdog, name="zerochess-watchdog", daemon=True).start()
         warned = False
-        progress = driver.progress()
-        search_start = self.clock_start
-        while True:
+        while not self._answered:
             if self.aborted.is_set():
                 return
             if self.pondering and self.ponderhit.is_set():
-                # ponderhit: the real game clock starts now, with the tree so far reused
+                # ponderhit: lc0 starts the search of the real position on the kept tree,
+                # the clock restarted (the reply's subtree is the new tree)
                 self.pondering = False
-                if lc0_ponder:
-                    # move the root into the ponder move's subtree (Searcher.advance)
-                    board = self.position.board
-                    driver.advance(board.peek())
-                    progress = driver.progress()
-                eng.clock_start = self.clock_start = search_start = time.perf_counter()
-                initial_visits = progress.root_visits
-                self._evals_at_start = progress.nn_evals
-                stopper = self._make_stopper(board, black, initial_visits,
-                                             go=_without_ponder(self.go))
-                hints = StoppersHints()
-                first_batch, batches, stopped, warned = None, 0, False, False
-            playouts = progress.root_visits - initial_visits
-            now = time.perf_counter()
-            if first_batch is None and playouts > 0:
-                first_batch = now
-            stats = self._stats(progress, config, initial_visits, playouts, batches,
-                                search_start, first_batch)
-            if not stopped:
-                hints.reset()
-                if stopper.should_stop(stats, hints) or self.stop_requested.is_set():
-                    stopped = True
-            if stopped and (self.stop_requested.is_set() or not self.waits_for_stop):
+                board = self.position.board
+                go = _without_ponder(self.go)
+                eng.clock_start = self.clock_start = self.ponderhit_time
+                with timeline.span("tree"):
+                    driver.start(board, self._config(go), seed)
+                self._begin(board, go, self.clock_start)
+                warned = False
+            limit = self._budget(self._last)
+            if limit > 0 and not self._stopped and not self.stop_requested.is_set():
+                with timeline.span("run"):
+                    driver.search(limit, self._time_left_s(), self._on_step)
+                if self._answered or self.aborted.is_set():
+                    break
+                if self.pondering and self.ponderhit.is_set():
+                    continue
+                with timeline.span("read"):
+                    res = driver.result(pvs=False)
+                with self._lock:
+                    if not self._answered:
+                        self._observe(res)
+                if self._answered:
+                    break
+                if not self._stopped and self._budget(res) > 0 and not res.stopped:
+                    continue  # the run returned early (its time estimate): search on
+                self._mark_stop()
+            if self.stop_requested.is_set() or not self.waits_for_stop:
+                res = driver.result(pvs=False)
+                with self._lock:
+                    self._answer(res)
                 break
-            if (now - last_check) * 1000 >= INFO_CHECK_MS or stopped:
-                last_check = now
-                order = progress.order(driver.search_prior(progress), config.draw_score)
-                best = int(order[0])
-                elapsed = self._elapsed_ms()
-                if (last_info is None or best != last_info_best
-                        or progress.average_depth != max(last_info.depth, 0)
-                        or progress.max_depth != last_info.seldepth
-                        or elapsed > last_info.time + INFO_INTERVAL_MS):
-                    view = driver.view(progress, self._pv_rows(order))
-                    infos = self._infos(view, stats, first_batch, progress.nn_evals)
-                    self._send_infos(infos)
-                    if opts["LogLiveStats"]:
-                        self._send_verbose(view, config, log_only=not opts["VerboseMoveStats"])
-                    last_info, last_info_best = infos[0], best
-            if stopped:
-                if not warned:
-                    eng.out.send("info string WARNING: Search has reached limit and does not "
-                                 "make any progress.")
-                    warned = True
-                self.wake.wait(0.1)
-                self.wake.clear()
-                continue
-            limit = self._chunk_limit(progress, stats, hints, driver)
-            if limit <= 0:
-                stopped = True
-                continue
-            driver.run(driver.chunk_size(CHUNK_MS, limit))
-            batches += 1
-            progress = driver.progress()
-        self._finish(driver, config, stats, stopper, first_batch)
+            if not warned:  # infinite / pondering: lc0 waits for `stop` (or ponderhit)
+                eng.out.send("info string WARNING: Search has reached limit and does not "
+                             "make any progress.")
+                warned = True
+            self.wake.wait(0.1)
+            self.wake.clear()
+        self._done()
+        self._prepare_next()
 
-    def _finish(self, driver, config, stats: IterationStats, stopper, first_batch) -> None:
+    def _prepare_next(self) -> None:
+        """In a game on the clock, move the tree into our move's subtree right after
+        ``bestmove``, while the opponent thinks: the next ``position`` continues it, so its
+        search starts one reroot (the reply) away, as lc0 starts at once on its kept tree.
+        (Not for analysis: a GUI may search the same position again.)"""
+        move = self._move
+        if (move is None or self.aborted.is_set() or self.pondering
+                or not self.go.has_clock or self.go.infinite):
+            return
+        board = self._board.copy()
+        board.push(move)
+        if any(board.generate_legal_moves()):
+            self.driver.start(board, self.driver.config, 0)
+
+    # -- one search segment (a go, or the search after ponderhit) ---------------------------
+
+    def _config(self, go: GoParams):
+        """The search's settings: the options, and lc0's KLD-gain stopper (on the device)
+        unless the search is infinite, pondering or a mate search (lc0's stopper chain)."""
+        config = self.engine.options.search_config()
+        if go.infinite or go.ponder or go.mate is not None:
+            config = dataclasses.replace(config, minimum_kld_gain_per_node=0.0)
+        return config
+
+    def _begin(self, board: chess.Board, go: GoParams, search_start: float) -> None:
+        """Start the stoppers and counters of a search of ``board``."""
+        driver = self.driver
+        self._board = board
+        self._search_start = search_start
+        self._initial_visits = driver.reused_visits  # lc0's initial visits (tree reuse)
+        first = driver.result(pvs=False)
+        self._last = first
+        self._evals_at_start = first.nn_evals
+        self._stopper = self._make_stopper(board, board.turn == chess.BLACK,
+                                           self._initial_visits, go=go)
+        self._hints = StoppersHints()
+        self._first_batch: float | None = None
+        self._batches = 0
+        self._stopped = False
+        self._stats_now = IterationStats()
+        self._deadline: float | None = None  # when the time stoppers stop this search
+        self._last_info: ThinkingInfo | None = None
+        self._last_info_best: chess.Move | None = None
+        self._last_check = -math.inf
+        # lc0's watchdog asks the stoppers from the start: the deadline is known at once
+        self._check_stoppers(first, first.root_visits - self._initial_visits)
+
+    def _on_step(self, res: SearchResult) -> bool:
+        """Between two steps of the search (``res``: the root as of the step before): the
+        stoppers and ``info`` lines; answers at once when the search is over (lc0 sends
+        ``bestmove`` without waiting for the playouts in flight). True: end the run."""
+        with self._lock:
+            if (self._answered or self.aborted.is_set()
+                    or (self.pondering and self.ponderhit.is_set())):
+                return True
+            self._batches += 1
+            self._observe(res)
+            if self.stop_requested.is_set() or (self._stopped and not self.waits_for_stop):
+                self._mark_stop()
+                # the state between two steps holds every playout backed up so far: read
+                # it now (~1 ms) rather than answer from the step before
+                fresh = self.driver.result(pvs=False)
+                self._stats_now = self._stats(fresh, fresh.root_visits - self._initial_visits)
+                self._answer(fresh)
+                return True
+            return self._stopped
+
+    def _watchdog(self) -> None:
+        """lc0's watchdog: answers at the time stoppers' deadline from the latest root
+        picture, between two steps or not (a step may end after it)."""
+        while not (self._answered or self.aborted.is_set() or self.done.is_set()):
+            deadline = self._deadline
+            now = time.perf_counter()
+            if deadline is not None and now >= deadline:
+                with self._lock:
+                    if (not self._answered and not self.waits_for_stop
+                            and self._deadline is not None
+                            and time.perf_counter() >= self._deadline):
+                        self._stopped = True
+                        self._mark_stop()
+                        self._answer(self._last, read=False)
+                continue
+            wait = 0.05 if deadline is None else min(deadline - now, 0.05)
+            self._wake_watchdog.wait(max(wait, 0.0))
+            self._wake_watchdog.clear()
+
+    def _observe(self, res: SearchResult) -> None:
+        """Stoppers and info lines for the root picture ``res``."""
+        timeline = self.engine.timeline
+        self._last = res
+        playouts = res.root_visits - self._initial_visits
+        now = time.perf_counter()
+        timeline.sample(playouts, now)
+        if self._first_batch is None and playouts > 0:
+            self._first_batch = now
+            timeline.mark("first_playout", now)
+        t0 = time.perf_counter()
+        stats = self._check_stoppers(res, playouts)
+        timeline.add_span("stoppers", time.perf_counter() - t0)
+        if (now - self._last_check) * 1000 >= INFO_CHECK_MS or self._stopped:
+            self._last_check = now
+            best = res.best_move
+            last = self._last_info
+            if (last is None or best != self._last_info_best
+                    or int(res.depth) != max(last.depth, 0) or res.seldepth != last.seldepth
+                    or self._elapsed_ms() > last.time + INFO_INTERVAL_MS):
+                with timeline.span("info"):
+                    res = self.driver.pvs(res)
+                    infos = self._infos(res, stats)
+                    self._send_infos(infos)
+                    if self.engine.options["LogLiveStats"]:
+                        self._send_verbose(res, log_only=not self.engine.options[
+                            "VerboseMoveStats"])
+                self._last_info, self._last_info_best = infos[0], best
+
+    def _check_stoppers(self, res: SearchResult, playouts: int) -> IterationStats:
+        """Ask the stoppers about the root picture ``res``; sets ``_stopped`` and the
+        deadline the watchdog answers at (lc0's ``remaining time`` hint)."""
+        stats = self._stats(res, playouts)
+        self._stats_now = stats
+        if not self._stopped:
+            self._hints.reset()
+            if self._stopper.should_stop(stats, self._hints) or res.stopped:
+                self._stopped = True
+            remaining = self._hints.remaining_time_ms
+            if remaining < 1e9:
+                self._deadline = self._search_start + (
+                    stats.time_since_movestart + max(remaining, 0.0)) / 1000.0
+                self._wake_watchdog.set()
+        return stats
+
+    def _mark_stop(self) -> None:
+        self.engine.timeline.mark("stop")
+
+    def _answer(self, res: SearchResult, read: bool = True) -> None:
+        """The last info lines and ``bestmove`` for the root picture ``res`` (``read``:
+        the device may be read for a line not read yet; not from the watchdog)."""
+        if self._answered:
+            return
+        t0 = time.perf_counter()
         eng = self.engine
         opts = eng.options
-        progress = driver.progress()
-        rows = self._pv_rows(progress.order(driver.search_prior(progress), config.draw_score))
-        view = driver.view(progress, rows)
-        infos = self._infos(view, stats, first_batch, progress.nn_evals)
-        self._send_infos(infos)
-        res = view.result
+        self._answered = True
+        self._final = res
+        res = self.driver.pvs(res)
+        self._send_infos(self._infos(res, self._stats_now))
         board = res.board
         schedule = opts.temperature_schedule()
         temperature = schedule.at(board.ply())
@@ -339,13 +465,12 @@ class SearchJob:
         else:
             move = res.best_move
         index = res.moves.index(move)
-        if index not in rows:
-            res.pvs[index] = driver.view(progress, [index]).result.pvs[index]
-        ponder = None
-        if res.visits[index] > 0 and res.pvs[index]:
-            ponder = res.pvs[index][0]
+        pv = res.pvs[index]
+        if read and res.visits[index] > 0 and res.pv_visits[index, 0] == 0:  # a line not read
+            pv = self.driver.result([self._slot(res, index)]).pvs[index]
+        ponder = pv[0] if res.visits[index] > 0 and pv else None
         if opts["VerboseMoveStats"]:
-            self._send_verbose(view, config)
+            self._send_verbose(res)
         if self.aborted.is_set():
             return
         text = f"bestmove {board.uci(move)}"
@@ -356,9 +481,27 @@ class SearchJob:
         if self._stop_time is not None:
             self.stop_latency_ms = (time.perf_counter() - self._stop_time) * 1000
         eng.out.send(text)
-        stats.total_nodes = progress.root_visits
+        eng.timeline.mark("bestmove")
+        eng.timeline.add_span("final", time.perf_counter() - t0)
+        self._bestmove = board.uci(move)
+        self._move = move
+
+    def _slot(self, res: SearchResult, index: int) -> int:
+        """The edge slot of ``res.moves[index]`` in the driver's root."""
+        return self.driver.moves.index(res.moves[index])
+
+    def _done(self) -> None:
+        """After ``bestmove``: the time manager learns how the search went (its log)."""
+        if not self._answered:
+            return
+        eng = self.engine
+        res, stats = self._final, self._stats_now
+        stats.total_nodes = res.root_visits
         stats.time_since_movestart = self._elapsed_ms()
-        stopper.on_search_done(stats)
+        self._stopper.on_search_done(stats)
+        eng.timeline.end(nodes=int(res.root_visits), reused=int(self._initial_visits),
+                         playouts=int(res.root_visits - self._initial_visits),
+                         bestmove=self._bestmove)
         tm = eng.time_manager
         if tm is not None and getattr(tm, "log", None):
             for line in tm.log:
@@ -368,8 +511,8 @@ class SearchJob:
     # -- helpers ---------------------------------------------------------------------------
 
     def _time_trouble(self, black: bool, driver) -> bool:
-        """Too little clock left for even a minimal search (a new tree, one chunk, the
-        final read-out) within MoveOverheadMs: move from the network's policy instead."""
+        """Too little clock left for even a minimal search (a tree ready, its first
+        playouts) within MoveOverheadMs: move from the network's policy instead."""
         go = self.go
         own = go.own_time(black)
         if own is None or go.infinite or go.ponder:
@@ -382,11 +525,11 @@ class SearchJob:
         self.engine.out.send("info string time trouble: the network's policy move, no search")
         if not self.aborted.is_set():
             self.engine.out.send(f"bestmove {board.uci(move)}")
+            self.engine.timeline.mark("bestmove")
+            self.engine.timeline.end(nodes=0, reused=0, playouts=0, bestmove=board.uci(move),
+                                     instant=True)
         stopper.on_search_done(IterationStats(time_since_movestart=self._elapsed_ms(),
                                               total_nodes=1))
-
-    def _pv_rows(self, order: np.ndarray) -> list[int]:
-        return [int(i) for i in order[:max(1, int(self.engine.options["MultiPV"]))]]
 
     def _answer_terminal(self, board: chess.Board) -> None:
         """A position without legal moves: lc0 prints no search; answer like Stockfish."""
@@ -428,80 +571,76 @@ class SearchJob:
             current_nodes=current_nodes, move_overhead_ms=int(opts["MoveOverheadMs"]),
             smart_pruning_factor=float(opts["SmartPruningFactor"]),
             smart_pruning_min_batches=int(opts["SmartPruningMinimumBatches"]),
-            min_kld_gain=float(opts["MinimumKLDGainPerNode"]),
-            kld_interval=int(opts["KLDGainAverageInterval"]),
             nodes_as_playouts=bool(opts["NodesAsPlayouts"]),
             tree_capacity=self.driver.max_nodes)
 
-    def _stats(self, p, config, initial_visits: int, playouts: int, batches: int,
-               search_start: float, first_batch: float | None) -> IterationStats:
-        """lc0's PopulateCommonIterationStats from the root counters."""
+    def _stats(self, res: SearchResult, playouts: int) -> IterationStats:
+        """lc0's PopulateCommonIterationStats from the root picture ``res``."""
         now = time.perf_counter()
+        first = self._first_batch
         stats = IterationStats(
-            time_since_movestart=int((now - search_start) * 1000),
-            time_since_first_batch=0 if first_batch is None else int((now - first_batch) * 1000),
-            total_nodes=p.root_visits, nodes_since_movestart=max(playouts, 0),
-            batches_since_movestart=batches, average_depth=p.average_depth,
-            edge_n=[int(x) for x in p.visits], tree_nodes=p.tree_nodes)
-        visited = p.visits > 0
-        q = np.where(visited, p.wl + config.draw_score * p.d, 0.0)
+            time_since_movestart=int((now - self._search_start) * 1000),
+            time_since_first_batch=0 if first is None else int((now - first) * 1000),
+            total_nodes=res.root_visits, nodes_since_movestart=max(playouts, 0),
+            batches_since_movestart=self._batches, average_depth=int(res.depth),
+            edge_n=res.visits.tolist(), tree_nodes=res.nodes_used)
+        visited = res.visits > 0
+        lower, upper = res.bounds[:, 0], res.bounds[:, 1]
         # lc0: a root edge proven won (terminal, WL > 0) is a win found, mate in round(M)/2 + 1
         # moves (M: the child's plies to the game's end); one proven lost counts as losing
-        won = p.won
+        won = visited & (res.mates | (lower == 1))
         stats.win_found = bool(np.any(won))
         if stats.win_found:
-            plies = np.zeros(len(won), np.int64) if p.plies is None else p.plies
-            stats.mate_depth = int(plies[won].min()) // 2 + 1
-        stats.num_losing_edges = int(np.sum(p.proven_lost))
+            stats.mate_depth = int(res.plies[won].min()) // 2 + 1
+        stats.num_losing_edges = int(np.sum(visited & (upper == -1)))
+        q = np.where(visited, res.wl + res.draw_score * res.d, 0.0)
         stats.may_resign = not bool(np.any(visited & (q > RESIGN_Q)))
-        if len(p.visits):
-            visited_policy = float(self.driver.search_prior(p)[visited].sum())
-            fpu = root_fpu(config, p.root_wl + config.draw_score * p.root_d, visited_policy)
-            q_all = np.where(visited, q, fpu)  # TODO(core): + moves-left utility
-            max_n = int(p.visits.max())
-            best_q = float(q_all.max())
+        if len(res.visits):
+            # Q (the FPU if unvisited) + moves-left utility, as the search scores them
+            q_all = res.s - res.u
+            max_n = int(res.visits.max())
             # kNeedMoreTime when no most-visited move also has the best Q (+M)
-            has_both = bool(np.any((p.visits == max_n) & (q_all >= best_q)))
+            has_both = bool(np.any((res.visits == max_n) & (q_all >= float(q_all.max()))))
             stats.time_usage_hint = HINT_NORMAL if has_both else HINT_NEED_MORE_TIME
         return stats
 
-    def _chunk_limit(self, p, stats: IterationStats, hints: StoppersHints, driver) -> int:
-        """Simulations the next chunk may run: up to the node limit, the tree's capacity and
-        (with a clock) what fits before the nearest deadline minus the finishing work."""
-        limit = driver.max_nodes - p.tree_nodes
+    def _budget(self, res: SearchResult) -> int:
+        """Simulations the search may still run: up to the node limit and the tree's
+        capacity."""
+        limit = self.driver.max_nodes - res.nodes_used
         if self.go.nodes is not None and not self.engine.options["NodesAsPlayouts"]:
-            limit = min(limit, self.go.nodes - p.root_visits)
+            limit = min(limit, self.go.nodes - res.root_visits)
         elif self.go.nodes is not None:
-            limit = min(limit, self.go.nodes - stats.nodes_since_movestart)
-        remaining_ms = hints.remaining_time_ms
-        if remaining_ms < 1e9:
-            spare = remaining_ms - driver.ms_per_view
-            if spare <= 0:
-                return 0
-            limit = min(limit, max(1, int(spare / max(driver.ms_per_sim, 1e-3))))
+            limit = min(limit, self.go.nodes - (res.root_visits - self._initial_visits))
         return limit
 
-    def _infos(self, view, stats: IterationStats, first_batch: float | None,
-               nn_evals: int | None = None) -> list[ThinkingInfo]:
-        """``nn_evals``: the tree's network evaluations so far (eps counts those made since
-        the move started: cache hits and game ends excluded, as lc0's)."""
+    def _time_left_s(self) -> float | None:
+        """Seconds to the nearest deadline the stoppers gave (None: none)."""
+        remaining_ms = self._hints.remaining_time_ms
+        if remaining_ms >= 1e9:
+            return None
+        elapsed = (time.perf_counter() - self._search_start) * 1000
+        left = remaining_ms - (elapsed - self._stats_now.time_since_movestart)
+        return max(left, 0.0) / 1000.0
+
+    def _infos(self, res: SearchResult, stats: IterationStats) -> list[ThinkingInfo]:
+        """The info lines of ``res`` (eps counts the network evaluations made since the
+        move started: cache hits and game ends excluded, as lc0's)."""
         opts = self.engine.options
         playouts = stats.nodes_since_movestart
         nps = eps = -1
-        if first_batch is not None:
-            ms = (time.perf_counter() - first_batch) * 1000
+        if self._first_batch is not None:
+            ms = (time.perf_counter() - self._first_batch) * 1000
             if ms > 0:
                 nps = int(playouts * 1000 / ms)
-                eps = nps if nn_evals is None else int(
-                    max(nn_evals - self._evals_at_start, 0) * 1000 / ms)
+                eps = int(max(res.nn_evals - self._evals_at_start, 0) * 1000 / ms)
         infos = thinking_infos(
-            view, time_ms=self._elapsed_ms(), nodes=view.result.root_visits, nps=nps,
-            eps=eps,
+            res, time_ms=self._elapsed_ms(), nodes=res.root_visits, nps=nps, eps=eps,
             multipv=int(opts["MultiPV"]), score_type=str(opts["ScoreType"]),
             has_wdl=True, per_pv_counters=bool(opts["PerPVCounters"]),
             draw_score=float(opts["DrawScore"]),
-            hashfull=view.tree_nodes * 1000 // max(self.driver.max_nodes, 1))
-        if self.pondering and self.driver.supports_tree_reuse:
+            hashfull=res.nodes_used * 1000 // max(self.driver.max_nodes, 1))
+        if self.pondering:
             infos = ponder_infos(infos, self.position.moves[-1])
         return infos
 
@@ -513,8 +652,8 @@ class SearchJob:
                 show_moves_left=bool(opts["UCI_ShowMovesLeft"]),
                 show_eps=bool(opts["UCI_ShowEPS"])))
 
-    def _send_verbose(self, view, config, log_only: bool = False) -> None:
-        for line in verbose_move_stats(view, config):
+    def _send_verbose(self, res: SearchResult, log_only: bool = False) -> None:
+        for line in verbose_move_stats(res):
             if log_only:
                 self.engine.out.log("MS", line)
             else:
@@ -522,16 +661,16 @@ class SearchJob:
 
 
 def _without_ponder(go: GoParams) -> GoParams:
-    import dataclasses
-
     return dataclasses.replace(go, ponder=False)
 
 
 class UciEngine:
     """Dispatches UCI commands; owns options, position, time manager and search driver."""
 
-    def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None) -> None:
+    def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None,
+                 timeline: NullTimeline | None = None) -> None:
         self.out = _Output(stream)
+        self.timeline = timeline if timeline is not None else NullTimeline()
         self.options = OptionValues()
         self.position = parse_position({"startpos": ""})
         self.clock_start = time.perf_counter()
@@ -673,6 +812,10 @@ class UciEngine:
                 from None
         self._driver_key = key
         self._driver.prepare(int(self.options["MultiPV"]))
+        # the network, the compiled programs and python-chess are long-lived: take them out
+        # of the garbage collector's full passes (one took ~100 ms inside a timed search)
+        gc.collect()
+        gc.freeze()
         from zerochess.search.api import Searcher
         from zerochess.search.config import SearchConfig
 
@@ -680,6 +823,8 @@ class UciEngine:
             self.out.send(f"info string {line}")
 
     def _go(self, go: GoParams) -> None:
+        self.timeline.begin(time.perf_counter(), go=_go_fields(go), fen=self.position.board.fen(),
+                            ply=self.position.board.ply())
         if go.ponder and not self.options["Ponder"]:
             raise UciError("Ponder is not enabled, but the ponder search is requested")
         self._stop_search(abort=True)
@@ -688,10 +833,8 @@ class UciEngine:
         self.ensure_ready()
         self.driver.prepare(int(self.options["MultiPV"]))
         position = self.position
-        if go.ponder and self.driver.supports_tree_reuse:
-            # TODO(core): lc0 searches the position before the ponder move, then advance().
-            if not position.moves:
-                raise UciError("ponder search requires at least one move")
+        if go.ponder and not position.moves:
+            raise UciError("ponder search requires at least one move (the ponder move)")
         key = position.key
         last = self._last_search_key
         same_game = (last is not None and last[0] == key[0]
@@ -750,11 +893,23 @@ def _default_driver(options: OptionValues):
     return driver
 
 
-def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0."""
+def _go_fields(go: GoParams) -> dict[str, Any]:
+    """The ``go`` limits a timeline record keeps (those given)."""
+    return {f.name: getattr(go, f.name) for f in dataclasses.fields(go)
+            if getattr(go, f.name) not in (None, False, (), [])}
+
+
+def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
+            timeline: str | None = None) -> int:
+    """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0.
+    ``timeline``: a file to append one JSON record per search to (``uci.timeline``)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
-    engine = UciEngine(stdout)
+    # the watchdog and the input thread answer within a millisecond or two while the search
+    # thread expands leaves in Python (the default 5 ms GIL slices made bestmove at the
+    # deadline take ~30 ms); this process is the engine's own
+    sys.setswitchinterval(0.001)
+    engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None)
     try:
         for line in stdin:
             if not engine.handle(line):

@@ -14,12 +14,10 @@ import math
 from collections.abc import Sequence
 
 import chess
-import numpy as np
 
-from zerochess.search.config import SearchConfig
+from zerochess.chess.policy_map import move_to_index
 from zerochess.search.results import SearchResult
 from zerochess.search.scores import centipawns, wdl_permille
-from zerochess.uci.driver import EngineView
 
 
 @dataclasses.dataclass
@@ -92,15 +90,15 @@ def line_text(board: chess.Board, moves: Sequence[chess.Move]) -> list[str]:
     return out
 
 
-def thinking_infos(view: EngineView, *, time_ms: int, nodes: int, nps: int, eps: int,
+def thinking_infos(res: SearchResult, *, time_ms: int, nodes: int, nps: int, eps: int,
                    multipv: int, score_type: str, has_wdl: bool, per_pv_counters: bool,
                    draw_score: float, hashfull: int = -1) -> list[ThinkingInfo]:
-    """One ``ThinkingInfo`` per PV (best first), as lc0's SendUciInfo fills them.
+    """One ``ThinkingInfo`` per PV (best first), as lc0's SendUciInfo fills them: depth
+    is the playouts' mean depth, seldepth the largest (this search's, lc0's counters).
 
     ``hashfull`` (per mille of the fixed tree in use) is a zerochess addition: lc0's
     classic search leaves the field out; a full tree ends a zerochess search."""
-    res = view.result
-    common = ThinkingInfo(depth=view.depth, seldepth=view.seldepth, time=time_ms,
+    common = ThinkingInfo(depth=int(res.depth), seldepth=res.seldepth, time=time_ms,
                           nodes=-1 if per_pv_counters else nodes, hashfull=hashfull, nps=nps,
                           eps=eps, tbhits=0)
     w, d_root, loss = (float(x) for x in res.root_wdl)
@@ -123,9 +121,8 @@ def thinking_infos(view: EngineView, *, time_ms: int, nodes: int, nps: int, eps:
         else:
             info.score_cp = centipawns(wl, d, q, score_type, has_wdl)
         info.wdl = wdl_permille(wl, d)
-        # TODO(core): movesleft needs the moves-left head's M in the tree (issue 11).
-        if not math.isnan(float(view.m[i])):
-            info.moves_left = int((1.0 + float(view.m[i])) / 2.0)
+        if len(res.m) and not math.isnan(float(res.m[i])):  # a moves-left head
+            info.moves_left = int((1.0 + float(res.m[i])) / 2.0)
         if multipv > 1:
             info.multipv = rank
         if per_pv_counters:
@@ -159,29 +156,6 @@ def ponder_infos(infos: list[ThinkingInfo], ponder_move: str) -> list[ThinkingIn
     return [out]
 
 
-def _cpuct(config: SearchConfig, n: float) -> float:
-    init = config.cpuct if config.cpuct_root is None else config.cpuct_root
-    base = config.cpuct_base if config.cpuct_base_root is None else config.cpuct_base_root
-    factor = config.cpuct_factor if config.cpuct_factor_root is None else config.cpuct_factor_root
-    return init + (factor * math.log((n + base) / base) if factor else 0.0)
-
-
-def root_fpu(config: SearchConfig, root_q: float, visited_policy: float) -> float:
-    """The root's first-play urgency (lc0 GetFpu at the root)."""
-    value = config.fpu_value if config.fpu_value_root is None else config.fpu_value_root
-    absolute = config.fpu_absolute if config.fpu_absolute_root is None else config.fpu_absolute_root
-    return value if absolute else root_q - value * math.sqrt(visited_policy)
-
-
-def root_u(view: EngineView, config: SearchConfig) -> np.ndarray:
-    """U of every root move: cpuct(N) * sqrt(max(N - 1, 1)) * P / (1 + n + in flight)."""
-    # TODO(core): SearchResult.u / root_u(result, config) (SEARCH_API.md) replaces this.
-    res = view.result
-    n_root = float(res.root_visits)
-    coeff = _cpuct(config, n_root) * math.sqrt(max(n_root - 1.0, 1.0))
-    return coeff * res.prior.astype(np.float64) / (1.0 + res.visits + view.in_flight)
-
-
 def _head(label: str, index: int, n: int, in_flight: int, p: float) -> str:
     prec = 1 if p >= 0.99995 else 2
     return (f"{label:<5} ({index:<4}) N: {n:>7} (+{in_flight:>2}) "
@@ -209,42 +183,41 @@ def _bound_tag(res: SearchResult, i: int) -> str:
     return "W" if lower == 0 else "L" if upper == 0 else ""
 
 
-def verbose_move_stats(view: EngineView, config: SearchConfig) -> list[str]:
-    """lc0's VerboseMoveStats: one line per root move, ascending by (N, Q + U) so the
-    best is last, then the ``node`` line (edge count, visited policy, no U/S)."""
-    res = view.result
-    draw = config.draw_score
+def verbose_move_stats(res: SearchResult) -> list[str]:
+    """lc0's VerboseMoveStats: one line per root move, ascending by (N, Q + U) so the best
+    is last, then the ``node`` line (edge count, visited policy, no U/S). Q, U and S are
+    the search's own (``SearchResult.q_shown``/``u``/``s``, read by ``search.view`` from
+    ``selection``'s formulas)."""
     visited = res.visits > 0
     visited_policy = float(res.prior[visited].sum())
-    root_q = float(res.root_q)
-    fpu = root_fpu(config, root_q, visited_policy)
-    u = root_u(view, config)
-    q = np.where(visited, res.wl.astype(np.float64) + draw * res.d, fpu)
-    order = sorted(range(len(res.moves)), key=lambda i: (int(res.visits[i]), q[i] + u[i]))
+    # lc0 sorts by (N, Q + U): the moves-left utility is in S, not in the order
+    order = sorted(range(len(res.moves)),
+                   key=lambda i: (int(res.visits[i]), float(res.q_shown[i] + res.u[i])))
     lines = []
     for i in order:
-        m_util = 0.0  # TODO(core): moves-left utility (issue 11)
-        m = float(view.m[i]) if not math.isnan(float(view.m[i])) else 0.0
+        m = float(res.m[i]) if len(res.m) and not math.isnan(float(res.m[i])) else 0.0
         label = res.board.uci(res.moves[i], chess960=True)
-        text = _head(label, int(view.nn_index[i]), int(res.visits[i]),
-                     int(view.in_flight[i]), float(res.prior[i]))
+        text = _head(label, move_to_index(res.board, res.moves[i]), int(res.visits[i]),
+                     int(res.in_flight[i]) if len(res.in_flight) else 0, float(res.prior[i]))
         if visited[i]:
-            text += _stats(float(res.wl[i]), float(res.d[i]), m, float(q[i]))
+            text += _stats(float(res.wl[i]), float(res.d[i]), m, float(res.q_shown[i]))
         else:
-            text += _stats(None, 0.0, 0.0, fpu)
-        text += f"(U: {u[i]:>6.5f}) (S: {q[i] + u[i] + m_util:>8.5f}) "
+            text += _stats(None, 0.0, 0.0, float(res.q_shown[i]))
+        text += f"(U: {float(res.u[i]):>6.5f}) (S: {float(res.s[i]):>8.5f}) "
         tag = _bound_tag(res, i) if visited[i] else ""
-        text += _tail(float(view.v[i]) if visited[i] else None, tag)
+        v = float(res.v[i]) if visited[i] and len(res.v) else None
+        text += _tail(v, tag)
         lines.append(text)
     w, d, loss = (float(x) for x in res.root_wdl)
     raw = res.raw_wdl
-    node = _head("node ", len(res.moves), int(res.root_visits), int(view.in_flight.sum()),
+    node = _head("node ", len(res.moves), int(res.root_visits), int(res.root_in_flight),
                  visited_policy)
-    node += _stats(w - loss, d, 0.0, (w - loss) + draw * d)
+    root_m = 0.0 if math.isnan(res.root_moves_left) else float(res.root_moves_left)
+    node += _stats(w - loss, d, root_m, (w - loss) + res.draw_score * d)
     node += _tail(float(raw[0] - raw[2]), "")
     lines.append(node)
     return lines
 
 
-__all__ = ["ThinkingInfo", "format_info", "line_text", "ponder_infos", "root_fpu", "root_u",
-           "thinking_infos", "verbose_move_stats"]
+__all__ = ["ThinkingInfo", "format_info", "line_text", "ponder_infos", "thinking_infos",
+           "verbose_move_stats"]

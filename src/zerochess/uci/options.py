@@ -274,6 +274,8 @@ _CONFIG_FIELDS = {
     "HybridScalingFactor": "hybrid_scaling_factor",
     "HybridShapeParam1": "hybrid_shape_param1",
     "HybridShapeParam2": "hybrid_shape_param2",
+    "MinimumKLDGainPerNode": "minimum_kld_gain_per_node",  # the core's (device) stopper
+    "KLDGainAverageInterval": "kld_gain_average_interval",
     "MaxCollisionEvents": "max_collision_events",
     "MaxCollisionVisits": "max_collision_visits",
     "MaxCollisionVisitsScalingStart": "max_collision_visits_scaling_start",

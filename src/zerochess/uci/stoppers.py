@@ -7,8 +7,10 @@ stats handed in (no clock reads), so the time managers can be simulated exactly.
 
 Stoppers: ``VisitsStopper`` (go nodes, counting reused visits), ``PlayoutsStopper``
 (go nodes with NodesAsPlayouts), ``TimeLimitStopper`` (movetime, time managers),
-``DepthStopper``, ``MateStopper``, ``KldGainStopper``, ``SmartPruningStopper`` and
-``CapacityStopper`` (the fixed tree is full; lc0's RamLimitMb stopper counterpart).
+``DepthStopper``, ``MateStopper``, ``SmartPruningStopper`` and ``CapacityStopper`` (the
+fixed tree is full; lc0's RamLimitMb stopper counterpart). lc0's KLD-gain stopper runs
+in the search core, on the device (``search.loop.kld_gain_stop``,
+``SearchConfig.minimum_kld_gain_per_node``), for the engine as for every search.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-
-import numpy as np
 
 SMART_PRUNING_TOLERANCE_MS = 200
 SMART_PRUNING_TOLERANCE_NODES = 300
@@ -167,32 +167,6 @@ class MateStopper(SearchStopper):
         return stats.mate_depth <= self.mate
 
 
-class KldGainStopper(SearchStopper):
-    """Stop when the root visit distribution stops changing (MinimumKLDGainPerNode)."""
-
-    def __init__(self, min_gain: float, average_interval: int) -> None:
-        self.min_gain = min_gain
-        self.interval = average_interval
-        self.prev_visits: np.ndarray | None = None
-        self.prev_child_nodes = 0.0
-
-    def should_stop(self, stats: IterationStats, hints: StoppersHints) -> bool:
-        child_nodes = stats.total_nodes - 1.0
-        if child_nodes < self.prev_child_nodes + self.interval:
-            return False
-        visits = np.asarray(stats.edge_n, np.float64)
-        if self.prev_visits is not None and len(self.prev_visits) == len(visits):
-            old = self.prev_visits / self.prev_child_nodes
-            new = visits / child_nodes
-            seen = self.prev_visits != 0
-            gain = float(np.sum(old[seen] * np.log(old[seen] / new[seen])))
-            if gain / (child_nodes - self.prev_child_nodes) < self.min_gain:
-                return True
-        self.prev_visits = visits
-        self.prev_child_nodes = child_nodes
-        return False
-
-
 class SmartPruningStopper(SearchStopper):
     """Stop once the best root move cannot be overtaken in the remaining time/playouts.
 
@@ -245,7 +219,7 @@ def mate_moves_from_plies(plies: float) -> int:
 
 __all__ = [
     "HINT_IMMEDIATE_MOVE", "HINT_NEED_MORE_TIME", "HINT_NORMAL", "CapacityStopper",
-    "ChainedStopper", "DepthStopper", "IterationStats", "KldGainStopper", "MateStopper",
+    "ChainedStopper", "DepthStopper", "IterationStats", "MateStopper",
     "PlayoutsStopper", "SearchStopper", "SmartPruningStopper", "StoppersHints",
     "TimeLimitStopper", "VisitsStopper", "mate_moves_from_plies",
 ]

@@ -62,7 +62,6 @@ from zerochess.uci.stoppers import (
     ChainedStopper,
     DepthStopper,
     IterationStats,
-    KldGainStopper,
     MateStopper,
     PlayoutsStopper,
     SearchStopper,
@@ -605,12 +604,12 @@ def make_time_manager(spec: str, move_overhead_ms: int, slowmover: float = 1.0,
 def make_search_stopper(time_manager: TimeManager | None, go: GoParams, *, ply: int,
                         black: bool, current_nodes: int, move_overhead_ms: int,
                         smart_pruning_factor: float, smart_pruning_min_batches: int = 0,
-                        min_kld_gain: float = 0.0, kld_interval: int = 100,
                         nodes_as_playouts: bool = False,
                         tree_capacity: int | None = None) -> ChainedStopper:
     """The stoppers of one search, in lc0's order (CommonTimeManager +
     PopulateCommonUciStoppers): time manager, memory, nodes, movetime, depth, mate,
-    then KLD gain and smart pruning unless the search is infinite/ponder/mate."""
+    then smart pruning unless the search is infinite/ponder/mate (lc0's KLD-gain stopper
+    runs in the search core: ``SearchConfig.minimum_kld_gain_per_node``)."""
     chain = ChainedStopper()
     if time_manager is not None:
         chain.add(time_manager.get_stopper(go, ply, black, current_nodes))
@@ -631,11 +630,8 @@ def make_search_stopper(time_manager: TimeManager | None, go: GoParams, *, ply: 
         chain.add(DepthStopper(go.depth))
     if go.mate is not None:
         chain.add(MateStopper(go.mate))
-    if not infinite:
-        if min_kld_gain > 0:
-            chain.add(KldGainStopper(min_kld_gain, kld_interval))
-        if smart_pruning_factor > 0:
-            chain.add(SmartPruningStopper(smart_pruning_factor, smart_pruning_min_batches))
+    if not infinite and smart_pruning_factor > 0:
+        chain.add(SmartPruningStopper(smart_pruning_factor, smart_pruning_min_batches))
     return chain
 
 
