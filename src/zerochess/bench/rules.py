@@ -105,7 +105,8 @@ def main(args: Any) -> int:
     except Exception as exc:  # noqa: BLE001 - the peer is optional here; say so
         print(f"pgx: not measured ({exc})")
         pgx = False
-    points = []
+    points: list[dict[str, Any]] = []
+    figures: dict[str, Any] = {"points": points}
     for batch in batches:
         # the host expander at 65,536 positions takes minutes and says nothing new
         p = run_point(batch, repeats=5, pgx=pgx, host=batch <= 16384)
@@ -117,10 +118,9 @@ def main(args: Any) -> int:
         if "pgx_per_s" in p:
             line += f"   pgx step {p['pgx_per_s']:>12,.0f}/s (x{p['ratio_device_vs_pgx']:.1f})"
         print(line, flush=True)
-    figures: dict[str, Any] = {"points": points}
+        if args.json:  # after every point: a run cut short keeps what it measured
+            record.write(args.json, head, figures)
     at = [p for p in points if p["batch"] == RATIO_BATCH and "ratio_device_vs_host" in p]
-    if args.json:
-        record.write(args.json, head, figures)
     if at:
         print(f"ratio_device_vs_host_rules: {at[0]['ratio_device_vs_host']:.2f}")
     return 0
