@@ -151,3 +151,57 @@ def _uci(board: chess.Board, index: int) -> str:
     from zerochess.chess.policy_map import index_to_move
 
     return index_to_move(board, index).uci()
+
+
+SHARDED = r'''
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+sys.path.insert(0, sys.argv[1])
+from strategies import random_board
+from zerochess import SearchConfig, load_model
+from zerochess.env import start_states
+from zerochess.search import stack_configs
+from zerochess.search.compiled import roots_from_env, search
+
+assert jax.local_device_count() == 4
+model = load_model("builtin")
+boards = [random_board(i, 10 + i) for i in range(8)]
+params = stack_configs([SearchConfig(n_scl=(1, 5, None)[i % 3]) for i in range(8)],
+                       model.has_moves_left, model.mate_check)
+states = jax.tree.map(jnp.asarray, start_states(boards))
+
+@jax.jit
+def run(model_params, states, params, key):
+    return search(model_params, roots_from_env(states, key), params, 32, apply_fn=model.apply,
+                  num_nodes=33, edges_per_node=40)
+
+key = jax.random.key_data(jax.random.PRNGKey(0))
+one = run(model.params, states, params, key)
+mesh = Mesh(np.array(jax.devices()), ("batch",))
+batch = NamedSharding(mesh, P("batch"))
+put = lambda tree: jax.tree.map(lambda a: jax.device_put(a, batch), tree)
+four = run(model.params, put(states), put(params), key)
+assert len(four.visits.sharding.device_set) == 4, four.visits.sharding
+for name in ("visits", "action", "value"):
+    assert np.array_equal(np.asarray(getattr(one, name)), np.asarray(getattr(four, name))), name
+print("sharded ok")
+'''
+
+
+@pytest.mark.slow
+def test_sharded_search_equals_one_device(tmp_path):
+    """The pure search function with the batch sharded over 4 (CPU) devices gives one
+    device's results (jax's SPMD partitioner splits the trees; the search's cross-tree
+    steps, e.g. the evaluation batch, become collectives)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "sharded.py"
+    script.write_text(SHARDED)
+    out = subprocess.run([sys.executable, str(script), str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "sharded ok" in out.stdout
