@@ -88,7 +88,7 @@ def check_game(board: chess.Board, source: str | None = None) -> chess.Board:
         for ply, move in enumerate(board.move_stack, start=1):
             if not replay.is_legal(move):
                 raise PositionError(f"{_where(source)}the game holds an illegal move "
-                                    f"{move.uci()!r} (ply {ply}) in {replay.fen()}")
+                                    f"{quote(move.uci())} (ply {ply}) in {replay.fen()}")
             replay.push(move)
     return board
 

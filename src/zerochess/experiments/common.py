@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.config import (
     MAX_BATCH,
     MAX_GAMES,
@@ -96,7 +96,7 @@ class Experiment:
                 seed: int | None = None) -> dict[str, Any]:
         """The resolved settings of ``scale`` (``ConfigError`` on bad input)."""
         if scale not in SCALES:
-            raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+            raise ConfigError(f"unknown scale {quote(scale)}; choose one of {', '.join(SCALES)}")
         cfg = load_yaml(settings_path(self.name))
         scales = _split_scales(cfg, f"experiment {self.name}")
         known = list(cfg)
@@ -105,7 +105,7 @@ class Experiment:
             data = load_yaml(config_path)
             if data.get("experiment", self.name) != self.name:
                 raise ConfigError(f"{config_path} is a config of experiment "
-                                  f"{data['experiment']!r}, not {self.name!r}")
+                                  f"{quote(data['experiment'])}, not {quote(self.name)}")
             over = _split_scales(data, str(config_path))
             check_keys(data, known, f"{config_path}")
             cfg.update(data)
@@ -230,7 +230,7 @@ def selfplay_specs(cfg: Mapping[str, Any],
     players, specs = {}, []
     for p, (player, tags) in enumerate(points):
         if player.name in players:
-            raise ConfigError(f"duplicate point name {player.name!r}")
+            raise ConfigError(f"duplicate point name {quote(player.name)}")
         players[player.name] = player
         for g in range(k):
             idx = p * k + g

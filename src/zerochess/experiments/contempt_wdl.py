@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
@@ -42,7 +42,7 @@ def _check(cfg: dict[str, Any]) -> None:
     values = cfg["n_scl"]
     if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
-        raise ConfigError(f"n_scl must be a list of integers >= 1, got {values!r}")
+        raise ConfigError(f"n_scl must be a list of integers >= 1, got {quote(values)}")
     if len(set(values)) != len(values):
         raise ConfigError("n_scl values must be distinct")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
@@ -47,7 +47,7 @@ PAPER = {100: (23.4, 36.8), 800: (35.3, 57.8), 20000: (25.4, 81.7)}
 def _check(cfg: dict[str, Any]) -> None:
     ns = cfg["nodes"]
     if not isinstance(ns, list) or not ns or not all(isinstance(n, int) and n >= 1 for n in ns):
-        raise ConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
+        raise ConfigError(f"nodes must be a list of integers >= 1, got {quote(ns)}")
     if cfg["opponent"] not in ("auto", "maia", "zerochess"):
         raise ConfigError("opponent must be auto, maia or zerochess")
     if cfg["piece"] not in OpeningSpec.PIECES:

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
@@ -98,7 +98,7 @@ def _check(cfg: dict[str, Any]) -> None:
         as_int(cfg[key], key, minimum=0)
     for key in ("expected_positions_per_s", "expected_train_samples_per_s"):
         if not isinstance(cfg[key], (int, float)) or cfg[key] <= 0:
-            raise ConfigError(f"{key} must be a number > 0, got {cfg[key]!r}")
+            raise ConfigError(f"{key} must be a number > 0, got {quote(cfg[key])}")
     configs = [train_config(cfg, v) for v in cfg["variants"]]
     for a in configs[1:]:  # matched compute: only the self-play search may differ
         b = configs[0]

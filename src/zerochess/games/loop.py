@@ -31,6 +31,7 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
@@ -245,16 +246,17 @@ def play_games(
     for s in queue:
         for name in (s.white, s.black):
             if name not in players:
-                raise KeyError(f"game {s.index}: unknown player {name!r}")
+                raise ConfigError(f"game {s.index}: unknown player {quote(name)}; players: "
+                                  f"{', '.join(map(quote, players))}")
     models, params = dict(models or {}), dict(params or {})
     searchers = {name: models.get(name, model) for name, p in players.items()
                  if not p.is_engine}
     for name, m in searchers.items():
         if m is None:
-            raise ValueError(f"player {name!r} searches but has no model")
+            raise ConfigError(f"player {quote(name)} searches but has no model")
     nodes_needed = max([players[n].nodes for n in searchers], default=1) + 1
     if max_nodes is not None and max_nodes < nodes_needed:
-        raise ValueError(f"max_nodes {max_nodes} < the largest nodes per move + 1 = "
+        raise ConfigError(f"max_nodes {max_nodes} < the largest nodes per move + 1 = "
                          f"{nodes_needed}")
     max_nodes = max_nodes or nodes_needed
     if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs

