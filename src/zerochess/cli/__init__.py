@@ -12,8 +12,11 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from zerochess.cli import analyse, analysis, bench, experiment, match, selfplay, train, uci
@@ -41,12 +44,25 @@ def _enable_compilation_cache() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``zerochess ARGS``; returns the exit status (2 for bad input, 130 on Ctrl-C)."""
+    """Run ``zerochess ARGS``; returns the exit status (2 for bad input, 130 on Ctrl-C).
+
+    Ctrl-C prints one line and exits 130, whenever it comes: during the command (the
+    command's ``interrupted`` line), a second time while the first unwinds, or while the
+    interpreter shuts down (thread pools joining, atexit callbacks): once the command
+    has returned or been interrupted, a SIGINT ends the process at once without a
+    traceback. What was written stays written (run folders are kept consistent for
+    SIGKILL too). Only the command itself (``argv`` None) takes over SIGINT this way.
+    """
     args = build_parser().parse_args(argv)
     _enable_compilation_cache()
+    process = argv is None  # the command itself (not a caller's main([...])): owns SIGINT
+    interrupted = False
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
+        interrupted = True
+        if process:
+            _quiet_interrupts(announce=False)
         print(getattr(args, "interrupted", "interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
@@ -58,6 +74,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ValueError: python-chess's; OSError: a path that cannot be read or written.
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
+    finally:
+        if process and not interrupted:
+            _quiet_interrupts(announce=True)
+
+
+def _quiet_interrupts(announce: bool) -> None:
+    """From now on a SIGINT ends the process at once with status 130 (``announce``: after
+    printing ``interrupted``), instead of raising ``KeyboardInterrupt`` into whatever runs
+    then (an atexit callback, a thread join: a traceback)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        if announce:
+            with contextlib.suppress(Exception):
+                sys.stderr.write("interrupted\n")
+                sys.stderr.flush()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(130)
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, stop)
 
 
 def one_line(err: BaseException) -> str:

@@ -71,6 +71,7 @@ from typing import Any
 from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
+from zerochess.user_files import check_user_file
 from zerochess.validation import MAX_INT32, as_count, as_flag, as_seed, as_text
 from zerochess.yaml_config import load_yaml_file
 
@@ -386,9 +387,8 @@ class OpeningSpec:
             raise ConfigError(f"{where}: type {kind} needs `file`")
         if kind == "fens" and not fens and not file:
             raise ConfigError(f"{where}: type fens needs `fens` or `file`")
-        if file is not None and kind in ("fens", "epd", "book") and not Path(file).is_file():
-            what = "is a folder, not a file" if Path(file).is_dir() else "not found"
-            raise ConfigError(f"{where}.file {what}: {file}")
+        if file is not None and kind in ("fens", "epd", "book"):
+            check_user_file(file, f"{where}.file", error=ConfigError)
         piece = values.get("piece", "queen")
         if not isinstance(piece, str) or piece not in cls.PIECES:
             raise ConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}, "

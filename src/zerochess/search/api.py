@@ -685,7 +685,8 @@ class Searcher:
                                                   state.params.moves_left))
             part = slice(i * size, (i + 1) * size)
             out += read_results(list(batch.boards[part]), summary, np.asarray(state.root_policy),
-                                np.asarray(state.params.draw_score), batch.search_time_s[part])
+                                np.asarray(state.params.draw_score), batch.search_time_s[part],
+                                np.asarray(state.params.policy_temperature))
         # lc0 shows a searchmoves search's searched moves only
         return [restrict_result(r, batch.move_filter(i)) for i, r in enumerate(out)]
 

@@ -17,7 +17,7 @@ from zerochess.chess.rules import GameStatus
 from zerochess.program_store import program
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
-from zerochess.search.tree import Tree, node_edges, proven_lost
+from zerochess.search.tree import K, Tree, node_edges, proven_lost
 from zerochess.validation import as_count, as_real
 
 PV_LENGTH = 16
@@ -75,6 +75,19 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
 
         return jax.lax.scan(step, node, None, length=PV_LENGTH)[1]
 
+    # A tree of N nodes has at most N - 1 root children: the lines are followed for those
+    # only (the existing children first), not for all K slots. Each step of a line is a
+    # best-child pick over K edges, so following K lines cost K * PV_LENGTH * K per tree:
+    # for a small tree (`analyse --epd` at a few visits) that was most of the work and,
+    # vmapped over a batch, ~1 MB of intermediates per tree.
+    lines = min(K, tree.visits.shape[-1] - 1)
+    if lines < K:
+        picked = jnp.argsort(~exists, stable=True)[:lines]  # existing children first
+        pv = jnp.full((K, PV_LENGTH), -1, jnp.int32).at[picked].set(
+            jax.vmap(line)(root.child[picked]).astype(jnp.int32))
+    else:
+        pv = jax.vmap(line)(root.child).astype(jnp.int32)
+
     return dict(
         moves=root.move,  # [K]
         # a move proven to lose shows prior 0, as lc0 clears it (``selection.child_stats``)
@@ -92,7 +105,7 @@ def _summarize_tree(tree: Tree, draw_score: chex.Array, moves_left: chex.Array
         root_upper=-tree.lower[0],
         root_plies=tree.plies[0],
         child_raw_wdl=jnp.where(exists[:, None], tree.raw_wdl[safe], jnp.nan),  # [K, 3]
-        pv=jax.vmap(line)(root.child),  # [K, PV_LENGTH]
+        pv=pv,  # [K, PV_LENGTH]
         best_slot=best_child_slot(tree, jnp.int32(0), draw_score),
         num_legal=tree.num_legal[0],
         root_visits=tree.visits[0],
@@ -180,8 +193,11 @@ class SearchResult:
     ``q``/``wl``/``d`` are from the root side to move's view; ``q`` is NaN for moves
     never visited. ``pvs[i]`` is the best continuation *after* ``moves[i]``; ``pv``
     starts with ``best_move``. ``prior`` is the search policy (temperature, noise; 0 for
-    a move proven to lose, which lc0 clears and shows as ``P: 0.00%``); ``policy`` the raw
-    network policy at temperature 1; ``v`` the network's own W - L of the position after
+    a move proven to lose, which lc0 clears and shows as ``P: 0.00%``), always the
+    network's: where the mate check sent the search to a mating move first (one-hot
+    search priors), ``prior`` still holds the network's prior at the search temperature
+    and ``mate_check`` is that move's index (-1: none); ``policy`` the raw network policy
+    at temperature 1; ``v`` the network's own W - L of the position after
     each move, from the root side (NaN if it was not evaluated by the network: not
     visited, or a game end). ``m`` is each move's mean moves left (lc0's M, plies to the
     game's end) and ``root_moves_left`` the root's, NaN without a moves-left head (and
@@ -235,6 +251,7 @@ class SearchResult:
     root_plies: int = 0
     m: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
     root_moves_left: float = float("nan")
+    mate_check: int = -1
 
     @property
     def nodes_per_second(self) -> float:
@@ -273,10 +290,17 @@ class SearchResult:
         plies = float(self.plies[index]) if len(self.plies) else 0.0
         return mate_in_moves(plies, float(result))
 
-    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> Score:
+    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE
+              ) -> Score | None:
         """The score lc0 prints for ``moves[index]`` (default: the best move): ``mate``
         for a proven win/loss, else ``cp`` with ``score_type`` (see
-        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille."""
+        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille.
+
+        A move the search never visited has no score: None (``--json`` prints null, the
+        table ``-``), not the root's. Without an index, a search that visited no move
+        scores the position itself (the root)."""
+        if index is not None and self.visits[index] == 0 and self.proven(index) is None:
+            return None
         index = self.best_index if index is None else index
         wdl = self.wdl_permille(index)
         mate = self.mate(index)
@@ -390,10 +414,27 @@ def decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
     return line
 
 
+def _network_prior(prior: np.ndarray, policy: np.ndarray, temperature: float
+                   ) -> tuple[np.ndarray, int]:
+    """(the prior to show, the mate check's move or -1). The mate check replaces a root's
+    search priors with a one-hot on the mating move; the network's prior at the search
+    temperature is ``policy ** (1 / T)`` renormalised (``policy`` is the softmax at T = 1)."""
+    if len(prior) < 2 or np.count_nonzero(prior) != 1 or prior.max() != 1.0:
+        return prior, -1
+    tempered = np.power(policy.astype(np.float64), 1.0 / max(float(temperature), 1e-3))
+    total = tempered.sum()
+    if not np.isfinite(total) or total <= 0:
+        return prior, -1
+    return (tempered / total).astype(prior.dtype), int(np.argmax(prior))
+
+
 def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
                  root_policy: np.ndarray, draw_score: np.ndarray,
-                 search_time_s: np.ndarray | None = None) -> list[SearchResult]:
-    """Host-side SearchResults from ``summarize`` output (numpy)."""
+                 search_time_s: np.ndarray | None = None,
+                 policy_temperature: np.ndarray | None = None) -> list[SearchResult]:
+    """Host-side SearchResults from ``summarize`` output (numpy). ``policy_temperature``
+    [B]: each tree's search temperature, to show the network's prior where the mate check
+    replaced it (None: the search priors as they are)."""
     results = []
     for i, board in enumerate(boards):
         playouts = int(summary["stat_playouts"][i])
@@ -408,14 +449,21 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
         m_sum = summary["m_sum"][i, :m] if "m_sum" in summary else np.full(m, np.nan)
         pvs = []
         for s, move in enumerate(moves):
+            if summary["pv"][i, s, 0] < 0:
+                pvs.append([])  # no continuation below this move (most are unvisited)
+                continue
             after = board.copy(stack=False)
             after.push(move)
             pvs.append(decode_line(after, summary["pv"][i, s]))
         root_wl, root_d = -float(summary["root_wl"][i]), float(summary["root_d"][i])
         best = int(summary["best_slot"][i])
+        prior, mate_check = summary["prior"][i, :m].copy(), -1
+        if policy_temperature is not None:
+            prior, mate_check = _network_prior(prior, root_policy[i, :m],
+                                               float(policy_temperature[i]))
         results.append(SearchResult(
             board=board.copy(), moves=moves, visits=visits, q=q, wl=wl.astype(np.float32),
-            d=d.astype(np.float32), prior=summary["prior"][i, :m].copy(),
+            d=d.astype(np.float32), prior=prior,
             policy=root_policy[i, :m].copy(), pvs=pvs,
             best_index=best if best >= 0 else int(np.argmax(summary["prior"][i, :m])),
             root_visits=int(summary["root_visits"][i]), root_q=root_wl + draw_score[i] * root_d,
@@ -442,6 +490,7 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
             root_plies=int(summary["root_plies"][i]),
             m=np.where(visits > 0, m_sum / n, np.nan).astype(np.float32),
             root_moves_left=float(summary["root_m"][i]) if "root_m" in summary else np.nan,
+            mate_check=mate_check,
         ))
     return results
 

