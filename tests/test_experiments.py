@@ -100,8 +100,9 @@ def test_wdl_counts_and_trend():
             [("1-0", "checkmate"), ("1/2-1/2", "move_cap"), ("1/2-1/2", "threefold_repetition"),
              ("0-1", "checkmate")]]
     c = wdl_counts(rows)
-    assert (c["wins"], c["draws"], c["losses"]) == (1, 2, 1)
-    assert c["decisive_over_draws"] == 1.0 and c["move_cap"] == 1 and c["threefold"] == 1
+    assert (c["white_wins"], c["draws"], c["black_wins"]) == (1, 2, 1)
+    assert c["decisive_over_draws"] == 1.0 and c["move_cap_games"] == 1 and c["threefold"] == 1
+    assert c["move_cap_share"] == 0.25
     assert wdl_counts(rows[:1])["decisive_over_draws"] == math.inf
 
 
@@ -155,7 +156,7 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
     tallies = _pgn_tallies(out / "games.pgn")
     assert sum(map(sum, tallies.values())) == 32
     for r in rows:
-        w, d, l = (int(r[k]) for k in ("wins", "draws", "losses"))
+        w, d, l = (int(r[k]) for k in ("white_wins", "draws", "black_wins"))
         assert [w, d, l] == tallies[int(r["n_scl"])], r
         assert w + d + l == int(r["games"]) == 4
         if d:

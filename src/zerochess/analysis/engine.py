@@ -258,13 +258,21 @@ class Engine:
         self.writer.write(echo)
 
     def _terminate(self, query_id: str | None, turns: frozenset[int] | None) -> None:
-        """Queued jobs end with noResults; searching ones stop with what they have."""
+        """Queued jobs end with noResults; searching ones stop with what they have. A job
+        in a slot whose search has not run a simulation yet has nothing to report but the
+        root's own evaluation: it ends with noResults too, as KataGo answers a query
+        terminated before any analysis (``{"id", "turnNumber", "isDuringSearch": false,
+        "noResults": true}``), not with a "final" analysis of one visit and no moves."""
         for job in self.queue.remove(lambda j: j.matches(query_id, turns)):
             self.writer.write(report.no_results_response(job))
         for slot, job in self.slots.active():
             if job.matches(query_id, turns):
                 job.terminated = True
-                self._finish(slot)
+                if job.simulations == 0:
+                    self.slots.release(slot)
+                    self.writer.write(report.no_results_response(job))
+                else:
+                    self._finish(slot)
 
     def _preempt(self) -> None:
         """With no free slot, queued turns of a higher priority take the slots of

@@ -30,8 +30,8 @@ from zerochess.experiments.common import (
     errorbar_arrays,
     make_player,
     markdown_table,
+    new_figure,
     play,
-    pyplot,
     save_figure,
     with_intervals,
     write_csv,
@@ -128,8 +128,7 @@ def run(ctx: Context) -> str:
 
 
 def plot(table: list[dict[str, Any]], path: Any, piece: str) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     for variant, colour in (("puct", "#c44e52"), ("sc", "#4c72b0")):
         pts = [t for t in table if t["variant"] == variant]
         ys, yerr = errorbar_arrays(pts, "win_pct")

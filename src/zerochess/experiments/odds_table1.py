@@ -29,8 +29,8 @@ from zerochess.experiments.common import (
     check_named_list,
     make_player,
     markdown_table,
+    new_figure,
     play,
-    pyplot,
     save_figure,
     write_csv,
 )
@@ -213,8 +213,7 @@ def summarize(table: list[dict[str, Any]], diffs: list[dict[str, Any]],
 
 
 def plot(table: list[dict[str, Any]], path: Any, piece: str, opp: str) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = new_figure(figsize=(6.5, 4.2))
     colours = ["#c44e52", "#4c72b0", "#55a868", "#8172b2", "#ccb974"]
     variants = list(dict.fromkeys(t["variant"] for t in table))
     for i, variant in enumerate(variants):

@@ -41,7 +41,7 @@ from zerochess.experiments.common import (
     Experiment,
     check_named_list,
     markdown_table,
-    pyplot,
+    new_figure,
     save_figure,
     settings_path,
     write_csv,
@@ -282,8 +282,7 @@ def _plain_rows(path: Path) -> list[dict[str, str]]:
 
 def plot(curve: list[dict[str, Any]], path: Path) -> None:
     """Elo (95% interval) against training games, one line per (variant, reference)."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(figsize=(7, 4.5))
     clip = 800  # a 100% score has an infinite Elo: drawn at the clip
     variants = sorted({r["variant"] for r in curve})
     opponents = sorted({r["opponent"] for r in curve})

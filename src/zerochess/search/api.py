@@ -66,9 +66,21 @@ class SearchBatch:
     def __len__(self) -> int:
         return len(self.boards)
 
+    def check_live(self) -> None:
+        """Raise ``ConfigError`` if this batch was consumed. ``Searcher.run``, ``reset``
+        and ``advance`` update the trees in place (their device buffers are donated), so
+        afterwards only the batch they returned holds the trees."""
+        for shard in self.shards:
+            if any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree.leaves(shard)):
+                raise ConfigError(
+                    "this SearchBatch was consumed by an earlier Searcher.run, reset or "
+                    "advance (the trees are updated in place): use the batch that call "
+                    "returned, e.g. batch = searcher.run(batch, n)")
+
     @property
     def state(self) -> SearchState:
         """The whole batch's state (a concatenated copy when sharded)."""
+        self.check_live()
         if len(self.shards) == 1:
             return self.shards[0]
         return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
@@ -79,6 +91,7 @@ class SearchBatch:
         ``SearchConfig.minimum_kld_gain_per_node``: a stopped tree stays stopped in later
         ``run`` calls), or its smart pruning (``SearchConfig.smart_pruning_factor``)
         decided."""
+        self.check_live()
         size = len(self.boards) // len(self.shards)
         limits = [jax.device_put(np.minimum(self.budget[k * size:(k + 1) * size],
                                             2**31 - 1).astype(np.int32))
@@ -367,6 +380,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         if isinstance(slots, str) or not isinstance(slots, Iterable):
             raise ConfigError(f"slots must be a list of tree indices, got {quote(slots)}")
         slots = [as_count(s, f"slots[{i}]", 0, len(batch) - 1) for i, s in enumerate(slots)]
@@ -433,6 +447,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         if isinstance(moves, str | chess.Move) or not isinstance(moves, Sequence | Iterable):
             raise ConfigError(f"moves must be one list of chess.Move per tree, got "
                               f"{quote(moves)}")
@@ -600,6 +615,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         counts = simulation_counts(num_simulations, len(batch))
         if time_limit_s is not None:
             time_limit_s = as_real(time_limit_s, "time_limit_s", 0.0)
@@ -678,6 +694,9 @@ class Searcher:
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         size = len(batch) // len(batch.shards)
         out: list[SearchResult] = []
         for i, state in enumerate(batch.shards):

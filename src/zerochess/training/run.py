@@ -520,11 +520,8 @@ def _write_throughput(out: Path, cfg: TrainConfig, rates: dict[str, float]) -> N
 
 def _plots(out: Path) -> None:
     """Losses vs step, Elo vs training games, self-play W/D/L and (w+l)/d."""
-    import matplotlib
     import pandas as pd
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: the caller's backend is left alone
 
     metrics = out / "metrics"
 
@@ -534,7 +531,8 @@ def _plots(out: Path) -> None:
 
     tr, ev, sp = read("train.csv"), read("eval.csv"), read("selfplay.csv")
     if tr is not None and len(tr):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for col in ("loss", "policy", "value", "moves_left"):
             ax.plot(tr["step"], tr[col], marker=".", label=col)
         ax.set_xlabel("training step")
@@ -542,9 +540,9 @@ def _plots(out: Path) -> None:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "plots" / "losses.png", dpi=110)
-        plt.close(fig)
     if ev is not None and len(ev):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for name, g in ev.groupby("opponent"):
             elo = g["elo"].clip(-800, 800)
             err = [elo - g["elo_low"].clip(-800, 800), g["elo_high"].clip(-800, 800) - elo]
@@ -556,9 +554,9 @@ def _plots(out: Path) -> None:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "plots" / "elo.png", dpi=110)
-        plt.close(fig)
     if sp is not None and len(sp):
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
+        fig = Figure(figsize=(9, 3.5))
+        a1, a2 = fig.subplots(1, 2)
         n = sp["games"].clip(lower=1)
         a1.stackplot(sp["generation"], sp["white_wins"] / n, sp["draws"] / n,
                      sp["black_wins"] / n, labels=["white wins", "draws", "black wins"])
@@ -571,7 +569,6 @@ def _plots(out: Path) -> None:
         a2.set_ylabel("(w + l) / d")
         fig.tight_layout()
         fig.savefig(out / "plots" / "selfplay.png", dpi=110)
-        plt.close(fig)
 
 
 def _write_summary(out: Path, cfg: TrainConfig, summary: dict[str, Any]) -> None:
