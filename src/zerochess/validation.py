@@ -76,16 +76,19 @@ def as_real(value: Any, name: str, low: float | None = None, high: float | None 
     """A finite real number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise error(f"{name} must be a number, got {quote(value)}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any float
+        number = math.inf
     if not math.isfinite(number):
-        raise error(f"{name} must be a finite number, got {value}")
+        raise error(f"{name} must be a finite number, got {quote(value)}")
     too_low = low is not None and (number <= low if low_open else number < low)
     too_high = high is not None and number > high
     if too_low or too_high:
         left = "(" if low_open else "["
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        raise error(f"{name} must be in {left}{lo}, {hi}], got {value}")
+        raise error(f"{name} must be in {left}{lo}, {hi}], got {quote(value)}")
     return number
 
 

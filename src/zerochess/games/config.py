@@ -72,7 +72,7 @@ from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
 from zerochess.user_files import check_user_file
-from zerochess.validation import MAX_INT32, as_count, as_flag, as_seed, as_text
+from zerochess.validation import MAX_INT32, as_count, as_flag, as_real, as_seed, as_text
 from zerochess.yaml_config import load_yaml_file
 
 MAX_GAMES = 10_000_000  # games of one run (their specs are built up front)
@@ -216,6 +216,15 @@ class EngineSpec:
     seconds; a match's ``time_control`` fills it in), and/or ``nodes`` / ``depth`` /
     ``movetime_ms`` (nodes=1 by default for lc0 without a clock). ``options`` are passed
     to ``configure`` as UCI options.
+
+    Every wait on the engine is bounded, and a misbehaving engine loses the game instead
+    of stopping the run (cutechess's adjudication): ``startup_timeout`` (seconds for
+    ``uci`` and the first ``isready``; default 60, 1800 for ``zerochess``, which compiles
+    its search then) and ``move_timeout`` (seconds for one ``go`` without a clock,
+    default 120 plus ``movetime_ms``; with a clock, the time left plus 10 s). An illegal
+    move, a crash or a timeout loses the game, with a warning and the reason in the PGN
+    (``Termination`` ``illegal_move`` / ``engine_crash`` / ``engine_timeout``, a
+    ``Forfeit`` header and a final comment); the engine is restarted for the next move.
     """
 
     kind: str = "uci"
@@ -228,6 +237,8 @@ class EngineSpec:
     threads: int = 1
     time_control: TimeControl | None = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    startup_timeout: float | None = None  # seconds (None: the kind's default)
+    move_timeout: float | None = None  # seconds for one go without a clock (None: default)
 
     KINDS = ("uci", "stockfish", "lc0", "zerochess")
 
@@ -250,6 +261,9 @@ class EngineSpec:
         v["skill_level"] = as_int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
                                 allow_none=True)
         v["threads"] = as_int(v.get("threads", 1), f"{where}.threads", minimum=1)
+        for k in ("startup_timeout", "move_timeout"):
+            if v.get(k) is not None:
+                v[k] = as_real(v[k], f"{where}.{k}", 0.0, 86_400.0, low_open=True)
         opts = v.get("options") or {}
         if not isinstance(opts, Mapping):
             raise ConfigError(f"{where}.options must be a mapping")
@@ -288,6 +302,9 @@ class EngineSpec:
             del out["time_control"]
         else:
             out["time_control"] = str(self.time_control)
+        for k in ("startup_timeout", "move_timeout"):  # absent unless set (older folders)
+            if out[k] is None:
+                del out[k]
         return out
 
 

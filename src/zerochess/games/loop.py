@@ -35,7 +35,13 @@ from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
-from zerochess.games.players import EnginePlayer, ReusedTree, SearchBackend, search_stat
+from zerochess.games.players import (
+    EngineFailure,
+    EnginePlayer,
+    ReusedTree,
+    SearchBackend,
+    search_stat,
+)
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search import SearchResult
@@ -126,6 +132,14 @@ class _Live:
         self.board.push(move)
         self.moves.append(move.uci())
         self.stats.append(stat)
+
+    def forfeit_by(self, failure: EngineFailure) -> None:
+        """The side to move's engine broke the protocol (an illegal move, a crash, no
+        answer): it loses the game, as cutechess adjudicates; ``failure`` says why."""
+        self.result = "0-1" if self.board.turn == chess.WHITE else "1-0"
+        self.termination = failure.kind
+        self.forfeit = f"{self.mover()} ({chess.COLOR_NAMES[self.board.turn]}): " \
+                       f"{failure.message}"
 
     def flag(self, used_ms: float, left_ms: float) -> None:
         """The side to move ran out of time (its late move is not played)."""
@@ -311,8 +325,16 @@ def play_games(
                     name = lv.mover()
                     if name not in engines:
                         engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
-                    move, st = engines[name].play(lv.board, game_key=lv.spec.index,
-                                                  clock=lv.clock)
+                    try:
+                        move, st = engines[name].play(lv.board, game_key=lv.spec.index,
+                                                      clock=lv.clock)
+                    except EngineFailure as failure:
+                        # the engine loses this game and is replaced for the next move
+                        engines.pop(name).close(kill=True)
+                        lv.forfeit_by(failure)
+                        print(f"warning: game {lv.spec.index}: {lv.forfeit}; the game is "
+                              f"lost ({failure.kind})", file=sys.stderr, flush=True)
+                        break
                     if lv.clock is not None:
                         assert st.time_ms is not None
                         left = lv.clock.left_ms[lv.board.turn]

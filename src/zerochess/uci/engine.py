@@ -716,10 +716,9 @@ class UciEngine:
             self._build_time_manager(trial)  # raises naming the problem
         self.options.set(option.name, value)
         if option.name == "LogFile":
-            try:
-                self.out.set_log(str(parsed))
-            except OSError as err:
-                raise UciError(f"option LogFile: cannot open {quote(parsed)}: {err}") from None
+            problem = self.out.set_log(str(parsed))
+            if problem is not None:  # the engine goes on without a log
+                self.out.send(f"info string WARNING: {problem}; no log is written")
         if option.name in _TM_OPTIONS:
             self.time_manager = None  # rebuilt at the next search with the new settings
 
