@@ -178,6 +178,12 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
     d0 = tallies[1][1]
     lo, hi = wilson_interval(d0, 4)
     assert f"| {d0 / 4:.2f} [{lo:.2f}, {hi:.2f}] |" in summary  # N_scl 1's draw rate
+    # the share of games the move cap ended, counted from the PGN (issue 26, item 20)
+    capped = sum(1 for g in read_pgn_games(out / "games.pgn")
+                 if g.headers["Termination"] == "move_cap")
+    assert f"**{capped} of 32 games ({100 * capped / 32:.0f}%) ended at the move cap" in summary
+    assert sum(int(r["move_cap_games"]) for r in rows) == capped
+    assert "`white_wins`" in summary and "| wins |" not in summary
     # a second call finds every game done: it plays nothing and rewrites the same table
     before = (out / "contempt_wdl.csv").read_text()
     run_experiment("contempt_wdl", "tiny", out, seed=0, config_path=over, progress=False)

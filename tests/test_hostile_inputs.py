@@ -75,6 +75,8 @@ def test_quote_bounds_its_work_and_its_length():
         text = quote(value)
         assert time.perf_counter() - t0 < 0.5 and len(text) < 200, (type(value), text)
     assert quote("abc") == "'abc'" and quote([1, (2,)]) == "[1, (2,)]" and quote(set()) == "set()"
+    for n in range(70, 90):  # a string is quoted whole up to the limit, then cut
+        assert (quote("s" * n) == repr("s" * n)) == (n + 2 <= 80), n
     assert quote("x" * 1000).endswith("... (1,000 characters)")
     assert quote(big).endswith("(a list of 9 items)")
     assert "50,001 digits" in quote(10**50_000)
@@ -424,3 +426,44 @@ def test_long_input_lines_are_cut_in_echoes_and_in_memory():
     source = io.StringIO("isready\n" + "y" * (2**20 + 5) + "\nuci\n")
     assert list(read_lines(source)) == ["isready\n", 2**20 + 6, "uci\n"]
     engine.close()
+
+
+# --- plots: library code leaves the user's matplotlib alone ---------------------------------
+
+
+def test_library_plots_never_switch_the_backend(tmp_path):
+    """A notebook's inline backend stays: the experiment, time-use and training plots draw
+    on ``matplotlib.figure.Figure`` objects and pyplot never holds them (issue 26, 13)."""
+    import ast
+
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from zerochess.experiments import contempt_wdl
+    from zerochess.experiments.common import wdl_counts
+    from zerochess.games.timeuse import CurvePoint, plot_time_use
+
+    src = Path(__file__).resolve().parents[1] / "src" / "zerochess"
+    for path in src.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "use" and \
+                    isinstance(node.value, ast.Name) and node.value.id == "matplotlib":
+                pytest.fail(f"{path}: matplotlib.use")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", "") or ""]
+                assert not any("pyplot" in n for n in names), f"{path} imports pyplot"
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        figures = plt.get_fignums()
+        rows = [{"result": r, "plies": "12", "termination": t}
+                for r, t in [("1-0", "checkmate"), ("1/2-1/2", "move_cap")]]
+        table = [{"n_scl": n, **wdl_counts(rows)} for n in (1, 5, 10**6)]
+        contempt_wdl.plot(table, tmp_path / "wdl.png", "test")
+        plot_time_use([CurvePoint("a", 1, 2, 100.0, 80.0, 120.0, 900.0)],
+                      tmp_path / "time.png", "test")
+        assert matplotlib.get_backend() == "svg" and plt.get_fignums() == figures
+        for name in ("wdl.png", "time.png"):
+            assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+    finally:
+        matplotlib.use(before)

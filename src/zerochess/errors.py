@@ -105,7 +105,8 @@ def _bounded_repr(value: Any, out: list[str], budget: list[int], depth: int) -> 
     if budget[0] < 0:
         return False
     if isinstance(value, str):
-        return _emit(repr(value[:budget[0] + 2]), out, budget) and len(value) <= budget[0] + 2
+        whole = len(value) <= budget[0] + 2
+        return _emit(repr(value[:budget[0] + 2]), out, budget) and whole
     if isinstance(value, (bytes, bytearray)):
         head = bytes(value[:budget[0] + 2])
         return _emit(repr(head), out, budget) and len(value) == len(head)
