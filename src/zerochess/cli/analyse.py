@@ -12,7 +12,6 @@ import chess
 
 from zerochess.cli.runs import DefaultsHelpFormatter, path_arg
 from zerochess.errors import UserError
-from zerochess.games.seeding import derive_seed
 from zerochess.positions import check_position_lines, iter_epd, parse_position
 
 EPD_BATCH = 256  # positions searched at once from an EPD file (memory stays bounded)
@@ -187,6 +186,7 @@ def _batches(items: Iterator[tuple[str, chess.Board]], size: int
 def run(args: argparse.Namespace) -> int:
     from zerochess.analysis import analyse  # jax: loaded only when the command runs
     from zerochess.analysis.quick import auto_leaves
+    from zerochess.games.seeding import derive_seed
     from zerochess.program_store import preloading
 
     _check_args(args)
