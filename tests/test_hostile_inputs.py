@@ -527,3 +527,14 @@ def test_the_readme_python_examples_define_every_name_they_use():
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Load)}
         assert used <= defined, (used - defined, block[:200])
+
+
+@pytest.mark.slow
+def test_the_hostile_sweep_finds_nothing(tmp_path):
+    """``tests/hostile.py``'s fresh round of every class of issue 26 (the quick part;
+    ``python tests/hostile.py --engines`` adds the external-engine matches)."""
+    import hostile
+
+    rows = hostile.sweep(tmp_path)
+    assert sum(n for _, n, _ in rows) >= 100
+    assert [(name, bad) for name, _, bad in rows if bad] == []

@@ -133,16 +133,21 @@ class Engine:
         from zerochess.analysis.slots import SlotBatch, make_searcher
         from zerochess.neural import load_model
         from zerochess.search.api import check_tree_memory
+        from zerochess.search.sizes import tree_size_bucket
 
+        # the tree size rounded up to a bucket, so that nearby --max-visits / --max-nodes
+        # share compiled programs (zerochess.search.sizes); queries are still limited to
+        # settings.tree_nodes visits
+        nodes = tree_size_bucket(settings.tree_nodes)
         # before loading or allocating anything: the slots' trees must fit
-        check_tree_memory(settings.slots, settings.tree_nodes, "max_nodes")
+        check_tree_memory(settings.slots, nodes, "max_nodes")
         try:
             model = load_model(settings.model)
         except FileNotFoundError as err:
             raise UserError(f"model file not found: {err.filename or settings.model}") from None
         except ValueError as err:
             raise UserError(str(err)) from None
-        searcher = make_searcher(model, settings.tree_nodes, settings.leaves_per_step,
+        searcher = make_searcher(model, nodes, settings.leaves_per_step,
                                  settings.workers, settings.nn_cache_size,
                                  settings.cache_history_length)  # ConfigError: a UserError
         self._log(f"compiling for {settings.slots} slots of {settings.tree_nodes} nodes "

@@ -824,11 +824,18 @@ def build_driver(options: OptionValues):
     from zerochess.neural import load_model
     from zerochess.search.api import Searcher
     from zerochess.search.config import SearchConfig
+    from zerochess.search.sizes import tree_size_bucket
     from zerochess.search.tree import bytes_per_node
     from zerochess.uci.driver import SearchDriver
 
     model = load_model(str(options["WeightsFile"]))
     nodes = options.tree_nodes(bytes_per_node(), accelerator=jax.default_backend() != "cpu")
+    # nearby MaxTreeNodes values share compiled programs (zerochess.search.sizes), unless
+    # rounding up would pass RamLimitMb
+    bucket = tree_size_bucket(nodes)
+    ram = int(options["RamLimitMb"])
+    if ram <= 0 or bucket * bytes_per_node() <= ram * 1_000_000:
+        nodes = bucket
     _, searcher_kwargs = core_settings(options, SearchConfig, Searcher)
     return SearchDriver(model, nodes, workers=int(options["Threads"]),
                         searcher_kwargs=searcher_kwargs)
