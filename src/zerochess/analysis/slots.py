@@ -86,6 +86,7 @@ def _slot_summary(state: SearchState, index: jax.Array) -> dict[str, jax.Array]:
     out["pv_visits"] = _pv_visits(jax.tree.map(lambda x: x[0], tree), out["pv"][0])[None]
     out["root_policy"] = take(state.root_policy)
     out["draw_score"] = draw
+    out["policy_temperature"] = take(state.params.policy_temperature)
     return out
 
 
@@ -160,7 +161,8 @@ class SlotBatch:
         shard, local = divmod(slot, self.shard_size)
         out = jax.device_get(_slot_summary(self.batch.shards[shard], jnp.int32(local)))
         result = read_results([self.batch.boards[slot]], out, out["root_policy"],
-                              out["draw_score"])[0]
+                              out["draw_score"],
+                              policy_temperature=out["policy_temperature"])[0]
         pv_visits = np.asarray(out["pv_visits"][0][:len(result.moves)], np.int64)
         searched = restrict_result(result, self.batch.move_filter(slot))
         if searched is not result:  # the filtered root moves are not shown (as in lc0)
