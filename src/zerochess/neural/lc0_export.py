@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from zerochess.errors import ModelError, quote
+from zerochess.errors import ConfigError, ModelError, quote
 from zerochess.neural.model import Model
 from zerochess.neural.resnet import SEResNet, check_params
 
@@ -93,11 +93,11 @@ def _bfloat16_bits(v: np.ndarray) -> np.ndarray:
 def encode_layer(values: np.ndarray, encoding: str = "linear16") -> bytes:
     """A ``Weights.Layer`` message holding ``values`` (flattened) in ``encoding``."""
     if encoding not in ENCODINGS:
-        raise ValueError(f"unknown lc0 layer encoding {quote(encoding)}; "
+        raise ConfigError(f"unknown lc0 layer encoding {quote(encoding)}; "
                          f"known: {sorted(ENCODINGS)}")
     v = np.asarray(values, np.float32).reshape(-1)
     if not np.all(np.isfinite(v)):
-        raise ValueError("cannot export non-finite weights (NaN or inf) to lc0")
+        raise ModelError("cannot export non-finite weights (NaN or inf) to lc0")
     if encoding == "linear16":
         lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
         if hi > lo:

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import FROM_SQUARE, NUM_MOVES, PROMOTION, TO_SQUARE
-from zerochess.errors import ModelError, quote
+from zerochess.errors import ConfigError, ModelError, quote
 from zerochess.neural.model import NUM_PLANES, Model, ModelOutput
 
 CONV_POLICY_PLANES = 73
@@ -132,9 +132,9 @@ class SEResNet(nn.Module):
     @nn.compact
     def __call__(self, planes: jax.Array) -> ModelOutput:
         if self.policy not in ("conv", "classical"):
-            raise ValueError(f"unknown policy head {quote(self.policy)}")
+            raise ConfigError(f"unknown policy head {quote(self.policy)}")
         if self.value not in ("wdl", "classical"):
-            raise ValueError(f"unknown value head {quote(self.value)}")
+            raise ConfigError(f"unknown value head {quote(self.value)}")
         act = _ACTIVATIONS[self.activation]
         conv = functools.partial(nn.Conv, padding="SAME", dtype=self.dtype,
                                  precision=self.precision)
@@ -261,7 +261,7 @@ def make_resnet(
       precision: ``jax.lax.Precision`` for convs / dense layers.
     """
     if blocks < 0 or filters <= 0:
-        raise ValueError(f"bad resnet size {blocks}x{filters}")
+        raise ModelError(f"bad resnet size {blocks}x{filters}")
     se_channels = max(1, filters // se_ratio) if se_ratio else 0
     module = SEResNet(
         blocks=blocks, filters=filters, se_channels=se_channels, policy=policy,
