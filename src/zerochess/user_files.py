@@ -154,7 +154,7 @@ def iter_user_lines(path: object, what: str, max_line_bytes: int = MAX_LINE_BYTE
     naming its number."""
     where = os.fspath(path)  # type: ignore[arg-type]
     with open_user_file(path, what, None, error) as fh:
-        number = 0
+        number = offset = 0
         while True:
             try:
                 raw = fh.readline(max_line_bytes + 1)
@@ -168,12 +168,14 @@ def iter_user_lines(path: object, what: str, max_line_bytes: int = MAX_LINE_BYTE
                 raise error(f"{what} {quote(where)}: line {number} is longer than "
                             f"{_size(max_line_bytes)}: not a line of positions")
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+                raw, offset = raw[3:], 3
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise error(f"{what} {quote(where)} is not UTF-8 text (line {number}, byte "
-                            f"0x{raw[err.start]:02x})") from None
+                raise error(f"{what} {quote(where)} is not UTF-8 text (byte "
+                            f"0x{raw[err.start]:02x} at offset {offset + err.start}, line "
+                            f"{number})") from None
+            offset += len(raw)
             yield number, text.rstrip("\r\n")
 
 
