@@ -461,6 +461,10 @@ def read_results(boards: list[chess.Board], summary: dict[str, np.ndarray],
         if policy_temperature is not None:
             prior, mate_check = _network_prior(prior, root_policy[i, :m],
                                                float(policy_temperature[i]))
+            if mate_check >= 0:  # a move proven to lose still shows 0, as lc0 clears it
+                lost = ((visits > 0) & (summary["child_lower"][i, :m] == -1)
+                        & (summary["child_upper"][i, :m] == -1))
+                prior = np.where(lost, 0.0, prior).astype(prior.dtype)
         results.append(SearchResult(
             board=board.copy(), moves=moves, visits=visits, q=q, wl=wl.astype(np.float32),
             d=d.astype(np.float32), prior=prior,
