@@ -15,6 +15,9 @@ from zerochess.errors import UserError
 from zerochess.positions import check_position_lines, iter_epd, parse_position
 
 EPD_BATCH = 256  # positions searched at once from an EPD file (memory stays bounded)
+# The last, shorter batch of a file is padded to EPD_BATCH (copies, results dropped) when
+# that costs at most this many extra simulations: less than compiling its shape (seconds)
+PAD_SIMULATIONS = 25_600
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -226,8 +229,12 @@ def run(args: argparse.Namespace) -> int:
             tag = (f"analyse {args.model} positions={min(total, EPD_BATCH)} "
                    f"visits={args.visits} search={args.search} L={leaves} "
                    f"cache={args.cache_size} workers={args.workers}")
+            boards = [b for _, b in batch]
+            missing = EPD_BATCH - len(batch)
+            if total > EPD_BATCH and missing * args.visits <= PAD_SIMULATIONS:
+                boards += [boards[-1]] * missing  # the shape of the earlier batches
             with preloading(tag):
-                results = analyse([b for _, b in batch], visits=args.visits,
+                results = analyse(boards, visits=args.visits,
                                   search=args.search, contempt_limit=args.contempt_limit,
                                   model=args.model, seed=seed, progress=progress,
                                   workers=args.workers, leaves_per_step=leaves,
@@ -235,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
             done_before += args.visits * len(batch)
             if bar is not None:
                 bar.update(task, completed=done_before)
-            for (ident, _), res in zip(batch, results, strict=True):
+            for (ident, _), res in zip(batch, results[:len(batch)], strict=True):
                 if args.json:
                     print(json.dumps(result_json(ident, res, args.include_policy)), flush=True)
                 else:
