@@ -14,6 +14,7 @@ the best move's, as an lc0 ``info score`` line; positions without legal moves ge
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
@@ -22,15 +23,23 @@ import chess.engine
 import chess.pgn
 
 from zerochess.analysis import Client
+from zerochess.errors import InputFileError, UserError
+from zerochess.user_files import MAX_TEXT_BYTES, open_user_file
 
 
 def read_games(path: str | Path) -> list[chess.pgn.Game]:
+    """The games of a PGN file (a regular file of at most 256 MiB: ``zerochess.user_files``
+    refuses a folder, a device or a pipe); ``InputFileError`` on a game with errors."""
     games = []
-    with open(path, encoding="utf-8-sig") as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            if game.errors:
-                raise ValueError(f"{path}: game {len(games) + 1}: {game.errors[0]}")
-            games.append(game)
+    with open_user_file(path, "PGN file", MAX_TEXT_BYTES) as raw, \
+            io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict") as handle:
+        try:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                if game.errors:
+                    raise InputFileError(f"{path}: game {len(games) + 1}: {game.errors[0]}")
+                games.append(game)
+        except UnicodeDecodeError as err:
+            raise InputFileError(f"PGN file {path} is not UTF-8 text ({err.reason})") from None
     return games
 
 
@@ -73,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="builtin", help="engine --model (default builtin)")
     parser.add_argument("--slots", type=int, default=16, help="positions searched at once")
     args = parser.parse_args(argv)
-    games = read_games(args.pgn)
+    try:
+        games = read_games(args.pgn)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if not games:
         print(f"no games in {args.pgn}", file=sys.stderr)
         return 1

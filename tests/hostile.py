@@ -180,12 +180,15 @@ CLI_CASES: list[tuple[list[str], str]] = [
      "contempt limit must be >= 1"),
     (["analyse", "startpos", "--moves", "e2e4", "0000"], "null move"),
     (["analyse", "--epd", "/"], "is a folder"),
-    (["analyse", "--epd", "/dev/null"], "holds no positions"),
+    (["analyse", "--epd", "/dev/null"], "is a character device"),
     (["analyse", "startpos", "--model", "/"], "unknown model spec"),
     (["analyse", "startpos", "--model", "nosuch.pb.gz"], "not found"),
     (["analyse", "startpos", "--model", "resnet:0x0"], "blocks must be in"),
-    (["selfplay", "--config", "/"], "not found"),
-    (["selfplay", "--config", "/dev/null"], "not found"),
+    (["selfplay", "--config", "/"], "is a folder"),
+    (["selfplay", "--config", "/dev/null"], "is a character device"),
+    (["selfplay", "--config", "/dev/zero"], "is a character device"),
+    (["analyse", "--epd", "/dev/zero"], "is a character device"),
+    (["analyse", "startpos", "--model", "/dev/zero.pb.gz"], "not found"),
     (["match", "--config", "/nonexistent.yaml"], "not found"),
     (["experiment", "contempt_wdl", "--scale", "huge"], "unknown scale"),
     (["bench", "--batch", "0"], "--batch must be >= 1"),
@@ -298,3 +301,380 @@ def check_clean(call: Callable[[], Any], expect: str | None = None,
         return None
     assert expect != "error", f"accepted a bad input, got {result!r}"
     return result
+
+
+# --- issue 26: a fresh round of each class of hostile input -------------------------------
+#
+# ``python tests/hostile.py [--engines]`` runs it and prints one line per class: inputs
+# tried, and every one that was not handled cleanly (a crash, a hang, unbounded time or
+# memory, a silent reinterpretation). ``--engines`` adds the external-engine and UCI
+# subprocess cases (about a minute). ``tests/test_hostile_inputs.py`` runs the quick part.
+
+SWEEP_SECONDS = 5.0  # every input must be refused (or answered) within this
+SWEEP_BYTES = 64 * 2**20  # and with at most this much Python memory
+
+
+def _laugh_docs() -> dict[str, str]:
+    """Alias bombs of several shapes, each under a key the loaders know."""
+    docs = {}
+    for width, levels in ((10, 9), (2, 40), (100, 5)):
+        lines = [f"l0: &l0 [{', '.join(['x'] * width)}]"]
+        lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]"
+                  for i in range(1, levels)]
+        docs[f"list {width}^{levels}"] = "\n".join(lines + [f"games: *l{levels - 1}",
+                                                            "player: {nodes: 4}"]) + "\n"
+    maps = ["m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}"]
+    maps += [f"m{i}: &m{i} {{a: *m{i - 1}, b: *m{i - 1}, c: *m{i - 1}, d: *m{i - 1}, "
+             f"e: *m{i - 1}, f: *m{i - 1}, g: *m{i - 1}, h: *m{i - 1}}}" for i in range(1, 10)]
+    docs["mapping 8^10 as the player"] = "\n".join(maps + ["games: 2", "player: *m9"]) + "\n"
+    docs["bomb in the search settings"] = "\n".join(
+        maps + ["games: 2", "player: {nodes: 4, search: *m9}"]) + "\n"
+    return docs
+
+
+DUPLICATE_DOCS = {
+    "top level, far apart": "games: 2\nseed: 1\nplayer: {nodes: 4}\nseed: 2\n",
+    "nested block": "games: 2\nplayer:\n  nodes: 4\n  search:\n    cpuct: 1\n    cpuct: 2\n",
+    "flow mapping": "games: 2\nplayer: {nodes: 4, temperature: 0.5, temperature: 0}\n",
+    "quoted and plain": "games: 2\n'games': 3\nplayer: {nodes: 4}\n",
+    "number keys": "games: 2\nplayer: {nodes: 4}\nopenings: {type: startpos}\n"
+                   "x: {1: a, 1.0: b}\n",
+}
+
+
+def _special_paths(folder: Path) -> dict[str, Path]:
+    """Paths that are not readable regular files, each with what it is."""
+    import os
+    import socket
+
+    out = {"folder": folder / "dir.pb.gz", "device": Path("/dev/zero"),
+           "link to a device": folder / "zero.yaml", "missing": folder / "nothing.epd",
+           "broken link": folder / "broken.bin", "link loop": folder / "loop.bin"}
+    out["folder"].mkdir(exist_ok=True)
+    for name, target in (("zero.yaml", "/dev/urandom"), ("broken.bin", "/nonexistent/x"),
+                         ("loop.bin", "loop.bin")):
+        if not (folder / name).is_symlink():
+            (folder / name).symlink_to(target)
+    if hasattr(os, "mkfifo"):
+        out["FIFO without a writer"] = folder / "fifo.epd"
+        if not out["FIFO without a writer"].exists():
+            os.mkfifo(out["FIFO without a writer"])
+    sock = folder / "sock.yaml"
+    if not sock.exists():
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(sock))
+        out["_socket"] = server  # type: ignore[assignment]  # kept open for the sweep
+    out["socket"] = sock
+    out["NUL in the name"] = Path("bad\x00name.yaml")
+    return out
+
+
+def _file_readers() -> dict[str, Callable[[Any], Any]]:
+    from zerochess.analysis.settings import EngineSettings
+    from zerochess.games import MatchConfig, SelfPlayConfig
+    from zerochess.games.openings import check_polyglot_book
+    from zerochess.neural import load_model
+    from zerochess.positions import check_position_lines, read_epd
+    from zerochess.training.config import TrainConfig
+    from zerochess.uci.engine import check_weights_spec
+
+    return {"network": lambda p: load_model(str(p) if str(p).endswith(".pb.gz")
+                                            else f"{p}.pb.gz"),
+            "selfplay config": SelfPlayConfig.load, "match config": MatchConfig.load,
+            "train config": TrainConfig.load, "analysis config": EngineSettings.from_file,
+            "EPD": read_epd, "EPD stream": check_position_lines, "book": check_polyglot_book,
+            "UCI WeightsFile": lambda p: check_weights_spec(f"{p}.pb")}
+
+
+def _bounded(call: Callable[[], Any], seconds: float = SWEEP_SECONDS) -> tuple[str, Any]:
+    """("ok", result) / ("error", UserError) / ("bad", why): a call that raises anything
+    else, takes longer than SWEEP_SECONDS or allocates more than SWEEP_BYTES is bad."""
+    import threading
+    import time
+    import tracemalloc
+
+    out: list[tuple[str, Any]] = []
+
+    def target() -> None:
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        try:
+            result: tuple[str, Any] = ("ok", call())
+        except UserError as err:
+            message = str(err)
+            result = ("error", err) if message and "\n" not in message else (
+                "bad", f"multi-line error {message!r:.200}")
+        except BaseException as err:  # noqa: BLE001 (reported)
+            result = ("bad", f"{type(err).__name__}: {str(err)[:200]}")
+        took = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        if took > seconds:
+            result = ("bad", f"took {took:.1f} s")
+        elif peak > SWEEP_BYTES:
+            result = ("bad", f"allocated {peak / 2**20:.0f} MiB")
+        out.append(result)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(4 * seconds)
+    return out[0] if out else ("bad", "blocked")
+
+
+def sweep(folder: Path, engines: bool = False) -> list[tuple[str, int, list[str]]]:
+    """A fresh round of every class of issue 26; (class, inputs tried, failures)."""
+    import io
+
+    from zerochess.errors import ConfigError
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows: list[tuple[str, int, list[str]]] = []
+
+    def run(name: str, cases: dict[str, Callable[[], Any]],
+            expect: Callable[[str, Any], str | None] | None = None,
+            seconds: float = SWEEP_SECONDS) -> None:
+        bad = []
+        for case, call in cases.items():
+            outcome, value = _bounded(call, seconds)
+            why = value if outcome == "bad" else (expect(outcome, value) if expect else None)
+            if why:
+                bad.append(f"{case}: {why}")
+        rows.append((name, len(cases), bad))
+
+    def refused(outcome: str, value: Any) -> str | None:
+        return None if outcome == "error" else f"accepted ({value!r:.80})"
+
+    from zerochess.errors import quote
+    from zerochess.games import SelfPlayConfig
+    from zerochess.validation import as_count, as_real
+
+    # 1. bounded quoting and alias expansion
+    nested: Any = "x"
+    for _ in range(40):
+        nested = [nested] * 3
+    cases: dict[str, Callable[[], Any]] = {
+        f"quote {k}": (lambda v=v: quote(v)) for k, v in {
+            "3^40 list": nested, "10^100000": 10**100_000, "100 MB str": "x" * 10**8,
+            "dict of 3^40": {"a": nested}}.items()}
+    cases.update({f"as_count {k}": (lambda v=v: as_count(v, "n", 0, 9)) for k, v in
+                  {"3^40 list": nested, "-10^100000": -(10**100_000)}.items()})
+    cases["as_real 10^400"] = lambda: as_real(10**400, "x")
+    run("quoting", cases, lambda outcome, value: (None if outcome == "error" or
+                                                  len(str(value)) < 300 else "long quote"))
+    docs = {}
+    for name, text in _laugh_docs().items():
+        path = folder / f"laugh-{len(docs)}.yaml"
+        path.write_text(text)
+        docs[name] = (lambda p=path: SelfPlayConfig.load(p))
+    run("YAML alias bombs", docs, refused)
+    # 5. duplicate keys
+    dups = {}
+    for name, text in DUPLICATE_DOCS.items():
+        path = folder / f"dup-{len(dups)}.yaml"
+        path.write_text(text)
+        dups[name] = (lambda p=path: SelfPlayConfig.load(p))
+    run("YAML duplicate keys", dups, lambda outcome, value: refused(outcome, value) or (
+        None if "duplicate key" in str(value) else f"refused for another reason: {value}"))
+    # 2. file inputs that are not regular files
+    specials = _special_paths(folder)
+    files = {f"{reader} <- {kind}": (lambda r=read, p=path: r(p))
+             for reader, read in _file_readers().items()
+             for kind, path in specials.items() if not kind.startswith("_")}
+    run("special files", files, refused)
+    sparse = folder / "huge.yaml"
+    with open(sparse, "wb") as f:
+        f.truncate(2**33)
+    big = {f"{reader} <- 8 GiB sparse file": (lambda r=read: r(sparse))
+           for reader, read in _file_readers().items()}
+    run("huge files", big, refused)
+    # 6. not a polyglot book
+    from zerochess.games.openings import check_polyglot_book
+
+    books = {}
+    for name, data in {"PNG header": b"\x89PNG\r\n\x1a\n" * 8, "UTF-16 text": "e4 e5 Nf3 ".
+                       encode("utf-16")[:64], "all 0xff": b"\xff" * 160,
+                       "sorted keys, promotion 7": bytes.fromhex("00" * 8 + "7000" + "00" * 6)
+                       * 4}.items():
+        path = folder / f"book-{len(books)}.bin"
+        path.write_bytes(data)
+        books[name] = (lambda p=path: check_polyglot_book(p))
+    run("not a polyglot book", books, refused)
+    # 3. EPD: a huge file streams in bounded memory; a long or binary line is refused
+    from zerochess.positions import check_position_lines, iter_epd
+
+    epd = folder / "many.epd"
+    line = chess.Board().epd() + "\n"
+    with open(epd, "w") as f:
+        f.write(line * 20_000)
+    long = folder / "long.epd"
+    long.write_bytes(b"r" * 10**7)
+    binary = folder / "binary.epd"
+    binary.write_bytes(bytes(range(256)) * 100)
+    run("EPD streams (bounded memory)", {
+        "20,000 lines counted": lambda: check_position_lines(epd) == 20_000 or 1 / 0,
+        "first of 20,000 read lazily": lambda: next(iter(iter_epd(epd)))},
+        lambda outcome, value: None if outcome == "ok" else f"refused: {value}",
+        seconds=120.0)  # a legitimate large input: linear time (traced), bounded memory
+    run("EPD lines that are not positions", {
+        "10 MB line": lambda: check_position_lines(long),
+        "binary": lambda: check_position_lines(binary)}, refused)
+    # 8. conflicting or empty arguments
+    from zerochess.analysis import analyse
+    from zerochess.cli import main
+    from zerochess.search.config import SearchConfig
+
+    def cli(argv: list[str]) -> Any:
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+        if status != 2:
+            raise AssertionError(f"exit status {status}")
+        raise ConfigError("refused")
+
+    run("conflicting or empty arguments", {
+        "config + search": lambda: analyse("startpos", config=SearchConfig(), search="gumbel"),
+        "config + contempt_limit": lambda: analyse("startpos", config=SearchConfig(),
+                                                   contempt_limit=2),
+        "--out ''": lambda: cli(["experiment", "contempt_wdl", "--out", ""]),
+        "--config ''": lambda: cli(["selfplay", "--config", "", "--out", "x"]),
+        "--json ' '": lambda: cli(["bench", "--json", " "]),
+        "--tensorboard ''": lambda: cli(["train", "--config", "x.yaml", "--tensorboard", ""]),
+        }, refused)
+    # 7, 10, 12. the UCI engine: refused positions, log files, long lines
+    from zerochess.uci.engine import UciEngine
+
+    def uci(lines: list[str], wait_for: str = "") -> str:
+        import time
+
+        stream = io.StringIO()
+        engine = UciEngine(stream, driver_factory=lambda options: _NoSearch())
+        for text in lines:
+            engine.handle(text)
+        deadline = time.monotonic() + SWEEP_SECONDS
+        while wait_for not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        engine.close()
+        return stream.getvalue()
+
+    def no_move(text: str) -> str | None:
+        out = uci(["ucinewgame", "position startpos moves e2e4 e7e5", text, "go movetime 10"],
+                  "bestmove")
+        lines = out.splitlines()
+        return None if lines and lines[-1] == "bestmove 0000" else f"answered {lines[-1:]}"
+
+    refused_positions = {
+        "illegal move": "position startpos moves e2e4 e2e4",
+        "FEN with 9 ranks": "position fen 8/8/8/8/8/8/8/8/8 w - - 0 1",
+        "moves after mate": "position startpos moves f2f3 e7e5 g2g4 d8h4 a2a3",
+        "no king": "position fen 8/8/8/8/8/8/8/K7 w - - 0 1",
+        "garbage after startpos": "position startpos please",
+        "null move": "position startpos moves 0000",
+    }
+    run("UCI go after a refused position",
+        {k: (lambda v=v: no_move(v)) for k, v in refused_positions.items()},
+        lambda outcome, value: value)
+    fifo = specials.get("FIFO without a writer", folder / "nofifo")
+
+    def logs(path: str) -> str | None:
+        out = uci([f"setoption name LogFile value {path}", "uci", "isready", "isready"],
+                  "readyok\nreadyok")
+        return None if out.count("readyok") == 2 else "isready not answered"
+
+    run("UCI LogFile", {k: (lambda v=v: logs(v)) for k, v in {
+        "/dev/full": "/dev/full", "folder": str(folder), "FIFO": str(fifo),
+        "/proc/version": "/proc/version", "missing folder": "/nonexistent/log.txt"}.items()},
+        lambda outcome, value: value)
+
+    def echo(text: str) -> str | None:
+        out = uci([text])
+        return None if all(len(x) < 400 for x in out.splitlines()) else "echo not cut"
+
+    run("UCI echoes", {k: (lambda v=v: echo(v)) for k, v in {
+        "1 MB unknown": "z" * 2**20, "1 MB setoption": "setoption name " + "n" * 2**20,
+        "1 MB go": "go wtime " + "9" * 2**20, "1 MB position":
+        "position fen " + "8/" * 2**19}.items()}, lambda outcome, value: value)
+    if engines:
+        rows.extend(_engine_sweep(folder))
+    return rows
+
+
+class _NoSearch:
+    """A stand-in search driver (the sweep never searches)."""
+
+    def prepare(self, multipv: int) -> None:
+        pass
+
+
+def _engine_sweep(folder: Path) -> list[tuple[str, int, list[str]]]:
+    """4: external engines in ``zerochess match`` that break the protocol at various moves:
+    each game must end, lost by the broken engine, with the reason in the PGN."""
+    import sys
+
+    from zerochess.games import MatchConfig, run_match
+    from zerochess.games.records import read_pgn_games
+
+    fake = Path(__file__).resolve().parent / "fake_uci_engine.py"
+    bad = []
+    modes = [(m, at) for m in ("illegal", "none", "garbage", "crash", "hang-go")
+             for at in (1, 3)]
+    for mode, at in modes:
+        out = folder / f"match-{mode}-{at}"
+        cfg = MatchConfig.from_dict({
+            "name": "sweep", "games": 2, "max_plies": 10,
+            "player1": {"name": "good", "engine": {
+                "kind": "uci", "nodes": 1, "command": f"{sys.executable} {fake}"}},
+            "player2": {"name": "broken", "engine": {
+                "kind": "uci", "nodes": 1, "move_timeout": 1,
+                "command": f"{sys.executable} {fake} --misbehave {mode} --at {at}"}}})
+        try:
+            report = run_match(cfg, out, progress=False)
+        except BaseException as err:  # noqa: BLE001 (reported)
+            bad.append(f"{mode}@{at}: {type(err).__name__}: {err}")
+            continue
+        games = list(read_pgn_games(out / "games.pgn"))
+        if report.result.losses or len(games) != 2 or not all(
+                "Forfeit" in g.headers for g in games):
+            bad.append(f"{mode}@{at}: {report.result} / {[dict(g.headers) for g in games]}")
+    starts = []
+    for mode in ("hang-uci", "hang-isready"):
+        cfg = MatchConfig.from_dict({
+            "name": "sweep", "games": 1, "max_plies": 4,
+            "player1": {"name": "good", "engine": {
+                "kind": "uci", "nodes": 1, "command": f"{sys.executable} {fake}"}},
+            "player2": {"name": "mute", "engine": {
+                "kind": "uci", "nodes": 1, "startup_timeout": 1,
+                "command": f"{sys.executable} {fake} --misbehave {mode}"}}})
+        try:
+            run_match(cfg, folder / f"start-{mode}", progress=False)
+            starts.append(f"{mode}: started")
+        except UserError:
+            pass
+        except BaseException as err:  # noqa: BLE001 (reported)
+            starts.append(f"{mode}: {type(err).__name__}: {err}")
+    return [("external engines in a match", len(modes), bad),
+            ("engines that never start", 2, starts)]
+
+
+def main() -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="issue 26's hostile-input sweep")
+    parser.add_argument("--engines", action="store_true",
+                        help="also the external-engine match cases (about a minute)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = sweep(Path(tmp), engines=args.engines)
+    total = sum(n for _, n, _ in rows)
+    failed = sum(len(bad) for _, _, bad in rows)
+    for name, n, bad in rows:
+        print(f"{name:<34} {n:>4} inputs  {'clean' if not bad else f'{len(bad)} NOT CLEAN'}")
+        for line in bad:
+            print(f"    {line}")
+    print(f"{total} inputs, {failed} not clean")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -230,7 +230,7 @@ def test_errors_name_the_field_and_the_id(engine):
         "e-move": ({"moves": ["e2e4", "e2e4"]}, "moves", "illegal move e2e4 at index 1"),
         "e-fen": ({"initialFen": "rnbqkbnr/pppppppp/8 w", "moves": []}, "initialFen", "FEN"),
         "e-type": ({"moves": [], "maxVisits": "many"}, "maxVisits", "integer"),
-        "e-range": ({"moves": [], "analysisPVLen": 0}, "analysisPVLen", "from 1"),
+        "e-range": ({"moves": [], "analysisPVLen": 0}, "analysisPVLen", "must be >= 1"),
         "e-turn": ({"moves": ["e2e4"], "analyzeTurns": [2]}, "analyzeTurns", "turn number 2"),
         "e-allow": ({"moves": [], "allowMoves": [{"moves": ["e2e4", "e2e5"]}]}, "allowMoves",
                     "['e2e5'] are not legal"),

@@ -255,3 +255,28 @@ def test_a_higher_priority_preempts_a_searching_lower_one_which_starts_over():
         assert [m["id"] for m in finals] == (["high", "low"] if preempt else ["low", "high"])
         assert engine.preempted == (1 if preempt else 0)
         assert batch.resets == (3 if preempt else 2)  # the low search started twice
+
+
+def test_a_query_terminated_before_its_search_ran_gets_no_results():
+    """KataGo answers a query terminated before any analysis with ``noResults`` (its only
+    fields: id, turnNumber, isDuringSearch false, noResults true), not with a final
+    analysis of the root's one visit and no moves: also when the turn was already in a
+    slot, its root evaluated, but no simulation had run (issue 26, item 21)."""
+    from zerochess.analysis.protocol import parse_line
+
+    batch = StandInBatch(1)
+    out = io.BytesIO()
+    settings = EngineSettings(slots=1)
+    engine = Engine(settings, batch_factory=lambda: batch, output=out, log=io.StringIO())
+    query = parse_line(json.dumps({"id": "q", "moves": ["e2e4"], "analyzeTurns": [0, 1],
+                                   "maxVisits": 50}), settings).item
+    engine.queue.add(query)
+    engine._fill_slots()  # turn 0 starts in the slot (reset: root evaluated), turn 1 waits
+    assert batch.resets == 1 and batch.sims.sum() == 0
+    engine._act(parse_line(json.dumps({"id": "t", "action": "terminate", "terminateId": "q"}),
+                           settings).item)
+    answers = [json.loads(x) for x in out.getvalue().splitlines()]
+    finals = sorted((m for m in answers if m.get("id") == "q"), key=lambda m: m["turnNumber"])
+    assert finals == [{"id": "q", "turnNumber": t, "isDuringSearch": False, "noResults": True}
+                      for t in (0, 1)]
+    assert engine.slots.busy == 0

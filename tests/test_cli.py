@@ -103,3 +103,95 @@ def test_temperature_schedule_matches_lc0_rules():
     assert cut.at(2 * 3) == 1.0 and cut.at(2 * 4) == 0.1
     with pytest.raises(ValueError):
         TemperatureSchedule(temperature=-1)
+
+
+def _network_prior(board: chess.Board, temperature: float) -> dict[str, float]:
+    """The built-in network's policy over the legal moves at ``temperature``, computed
+    here from the network's logits (not read from a search)."""
+    import numpy as np
+
+    from zerochess.chess.encoding import encode_board
+    from zerochess.chess.policy_map import legal_move_indices
+    from zerochess.neural import load_model
+
+    logits = np.asarray(load_model("builtin")(encode_board(board)[None]).policy_logits[0])
+    moves, index = legal_move_indices(board)
+    z = logits[index] / temperature
+    p = np.exp(z - z.max())
+    return {m.uci(): float(x) for m, x in zip(moves, p / p.sum(), strict=True)}
+
+
+def test_p_shows_the_networks_prior_after_the_mate_check(capsys):
+    """The mate check searches a1a8 first with a one-hot search prior; P still shows the
+    network's prior (at the search temperature) and the mating move is marked; a move the
+    search never visited has no score (issue 26, items 16 and 17)."""
+    from zerochess import analyse
+    from zerochess.search.config import SearchConfig
+
+    board = chess.Board(BACK_RANK)
+    expected = _network_prior(board, SearchConfig().policy_temperature)
+    assert 0.05 < expected["a1a8"] < 0.9  # not one-hot: the check matters
+    assert main(["analyse", BACK_RANK, "--visits", "32", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for m in out["moveInfos"]:
+        assert m["prior"] == pytest.approx(expected[m["move"]], abs=2e-4), m
+        assert m.get("mateCheck", False) == (m["move"] == "a1a8")
+        if m["visits"] == 0:
+            assert m["score"] is None and m["wdl"] is None and m["q"] is None
+    assert main(["analyse", BACK_RANK, "--visits", "32"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    row = next(x for x in table if x.split()[:1] == ["a1a8"])
+    assert "win*" in row and f"{100 * expected['a1a8']:6.2f}%" in row
+    assert any("the mate check searched a1a8 first" in x for x in table)
+    res = analyse(BACK_RANK, visits=32)[0]
+    unvisited = [i for i in range(len(res.moves)) if res.visits[i] == 0]
+    assert unvisited and all(res.score(i) is None for i in unvisited)
+    assert res.score().mate == 1 and res.mate_check == res.moves.index(
+        chess.Move.from_uci("a1a8"))
+
+
+def test_nearby_visit_budgets_share_compiled_programs():
+    """``--visits 32`` and ``--visits 35`` search trees of the same bucket (40 nodes): the
+    second compiles nothing (issue 26, item 15)."""
+    import jax
+
+    from zerochess import analyse
+
+    analyse(BACK_RANK, visits=32)
+    compiles = []
+
+    def on_event(name: str, *_args, **_kwargs) -> None:
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+    try:
+        res = analyse(BACK_RANK, visits=35)[0]
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_event)
+    assert compiles == [] and res.root_visits == 36
+
+
+def test_epd_results_print_batch_by_batch(tmp_path, capsys, monkeypatch):
+    """An EPD file streams through in batches: the first batch is printed before the second
+    is searched (bounded memory, results as they come)."""
+    import zerochess.analysis
+    import zerochess.cli.analyse as command
+
+    epd = tmp_path / "p.epd"
+    back_rank = chess.Board(BACK_RANK).epd()
+    epd.write_text("".join(f'{fen} id "p{i}";\n' for i, fen in enumerate(
+        [back_rank, chess.Board().epd(), back_rank])))
+    monkeypatch.setattr(command, "EPD_BATCH", 2)
+    real = zerochess.analysis.analyse
+    printed_before = []
+
+    def spy(positions, **kwargs):
+        printed_before.append(len(capsys.readouterr().out.splitlines()))
+        return real(positions, **kwargs)
+
+    monkeypatch.setattr(zerochess.analysis, "analyse", spy)
+    assert main(["analyse", "--epd", str(epd), "--visits", "16", "--json"]) == 0
+    assert printed_before == [0, 2]  # the second search began after two results were out
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == ["p2"] and rows[0]["moveInfos"][0]["move"] == "a1a8"

@@ -100,8 +100,9 @@ def test_wdl_counts_and_trend():
             [("1-0", "checkmate"), ("1/2-1/2", "move_cap"), ("1/2-1/2", "threefold_repetition"),
              ("0-1", "checkmate")]]
     c = wdl_counts(rows)
-    assert (c["wins"], c["draws"], c["losses"]) == (1, 2, 1)
-    assert c["decisive_over_draws"] == 1.0 and c["move_cap"] == 1 and c["threefold"] == 1
+    assert (c["white_wins"], c["draws"], c["black_wins"]) == (1, 2, 1)
+    assert c["decisive_over_draws"] == 1.0 and c["move_cap_games"] == 1 and c["threefold"] == 1
+    assert c["move_cap_share"] == 0.25
     assert wdl_counts(rows[:1])["decisive_over_draws"] == math.inf
 
 
@@ -155,7 +156,7 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
     tallies = _pgn_tallies(out / "games.pgn")
     assert sum(map(sum, tallies.values())) == 32
     for r in rows:
-        w, d, l = (int(r[k]) for k in ("wins", "draws", "losses"))
+        w, d, l = (int(r[k]) for k in ("white_wins", "draws", "black_wins"))
         assert [w, d, l] == tallies[int(r["n_scl"])], r
         assert w + d + l == int(r["games"]) == 4
         if d:
@@ -177,6 +178,12 @@ def test_contempt_wdl_tiny_end_to_end(tmp_path):
     d0 = tallies[1][1]
     lo, hi = wilson_interval(d0, 4)
     assert f"| {d0 / 4:.2f} [{lo:.2f}, {hi:.2f}] |" in summary  # N_scl 1's draw rate
+    # the share of games the move cap ended, counted from the PGN (issue 26, item 20)
+    capped = sum(1 for g in read_pgn_games(out / "games.pgn")
+                 if g.headers["Termination"] == "move_cap")
+    assert f"**{capped} of 32 games ({100 * capped / 32:.0f}%) ended at the move cap" in summary
+    assert sum(int(r["move_cap_games"]) for r in rows) == capped
+    assert "`white_wins`" in summary and "| wins |" not in summary
     # a second call finds every game done: it plays nothing and rewrites the same table
     before = (out / "contempt_wdl.csv").read_text()
     run_experiment("contempt_wdl", "tiny", out, seed=0, config_path=over, progress=False)

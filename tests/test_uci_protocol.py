@@ -61,7 +61,7 @@ def test_go_bad_values_name_the_problem(line, fragment):
 
 def test_unknown_commands_and_tokens():
     assert parse_command("   ") is None
-    with pytest.raises(UciError, match="unknown command: hello world"):
+    with pytest.raises(UciError, match="unknown command: .hello world."):
         parse_command("hello world")
     with pytest.raises(UciError, match="unexpected token 'now'"):
         parse_command("stop now")  # lc0: tokens before any keyword are errors

@@ -21,14 +21,13 @@ names its source (a file and line, a config field):
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 
 import chess
 
-from zerochess.errors import InputFileError, PositionError, quote
+from zerochess.errors import PositionError, quote
+from zerochess.user_files import iter_user_lines, read_user_text
 
 PositionLike = chess.Board | str | tuple[str, Sequence[str]]
 
@@ -88,7 +87,7 @@ def check_game(board: chess.Board, source: str | None = None) -> chess.Board:
         for ply, move in enumerate(board.move_stack, start=1):
             if not replay.is_legal(move):
                 raise PositionError(f"{_where(source)}the game holds an illegal move "
-                                    f"{move.uci()!r} (ply {ply}) in {replay.fen()}")
+                                    f"{quote(move.uci())} (ply {ply}) in {replay.fen()}")
             replay.push(move)
     return board
 
@@ -233,63 +232,79 @@ def as_board(position: object, chess960: bool | None = None) -> chess.Board:
 
 
 def read_text_file(path: object, what: str) -> str:
-    """The text of an input file; ``InputFileError`` when it is missing, a folder or not
-    UTF-8 text (the message names the file and the first bad byte)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise InputFileError(f"{what} path must be a string, got {quote(path)}")
-    p = Path(path)
-    if not p.exists():
-        raise InputFileError(f"{what} not found: {p}")
-    if p.is_dir():
-        raise InputFileError(f"{what} {p} is a folder, not a file")
-    try:
-        data = p.read_bytes()
-    except OSError as err:
-        raise InputFileError(f"cannot read {what} {p}: {err.strerror or err}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputFileError(f"{what} {p} is not UTF-8 text (byte 0x{data[err.start]:02x} at "
-                             f"offset {err.start})") from None
+    """The text of an input file (``zerochess.user_files``); ``InputFileError`` when it is
+    missing, a folder, a device or a pipe, larger than ``MAX_TEXT_BYTES`` or not UTF-8
+    text (the message names the file and says what it is, or the first bad byte)."""
+    return read_user_text(path, what)
 
 
-def read_position_lines(path: object, what: str = "EPD file", chess960: bool | None = None,
-                        ) -> list[tuple[int, chess.Board, dict[str, object]]]:
-    """(line number, board, EPD operations) of every position line of a FEN/EPD file
-    (blank lines and ``#`` comments skipped).
+def iter_position_lines(path: object, what: str = "EPD file", chess960: bool | None = None,
+                        ) -> Iterator[tuple[int, chess.Board, dict[str, object]]]:
+    """(line number, board, EPD operations) of each position line of a FEN/EPD file, read
+    as a stream (blank lines and ``#`` comments skipped): memory does not grow with the
+    file. The first bad line raises ``PositionError`` (``check_position_lines`` checks a
+    whole file first)."""
+    for n, line in iter_user_lines(path, what):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        board, ops = parse_epd_line(stripped, chess960, f"{path}:{n}")
+        yield n, board, ops
+
+
+def check_position_lines(path: object, what: str = "EPD file",
+                         chess960: bool | None = None) -> int:
+    """The number of positions in a FEN/EPD file, read as a stream (bounded memory).
 
     A bad line refuses the whole file: a batch that silently lost positions would no
-    longer line up with its input. The error lists every bad line (file:line: why, up
-    to 10 of them) so that one pass fixes them all.
+    longer line up with its input. The error lists the bad lines (file:line: why, up to
+    10 of them, and how many more) so that one pass fixes them all.
     """
-    text = read_text_file(path, what)
-    out, bad = [], []
-    for n, line in enumerate(text.splitlines(), start=1):
+    count, bad, total_bad = 0, [], 0
+    for n, line in iter_user_lines(path, what):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         try:
-            board, ops = parse_epd_line(stripped, chess960, f"{path}:{n}")
+            parse_epd_line(stripped, chess960, f"{path}:{n}")
         except PositionError as err:
-            bad.append(str(err))
+            total_bad += 1
+            if len(bad) < _MAX_LISTED:
+                bad.append(str(err))
             continue
-        out.append((n, board, ops))
+        count += 1
     if bad:
-        more = f" (and {len(bad) - _MAX_LISTED} more)" if len(bad) > _MAX_LISTED else ""
-        head = f"{what} {path} has {len(bad)} bad line(s){more}: " if len(bad) > 1 else ""
-        raise PositionError(head + "; ".join(bad[:_MAX_LISTED]))
-    if not out:
+        more = f" (and {total_bad - _MAX_LISTED} more)" if total_bad > _MAX_LISTED else ""
+        head = f"{what} {path} has {total_bad} bad line(s){more}: " if total_bad > 1 else ""
+        raise PositionError(head + "; ".join(bad))
+    if not count:
         raise PositionError(f"{what} {path} holds no positions")
-    return out
+    return count
+
+
+def read_position_lines(path: object, what: str = "EPD file", chess960: bool | None = None,
+                        ) -> list[tuple[int, chess.Board, dict[str, object]]]:
+    """Every position line of a FEN/EPD file as a list, after ``check_position_lines``
+    (a bad line refuses the whole file, listing the bad lines)."""
+    check_position_lines(path, what, chess960)
+    return list(iter_position_lines(path, what, chess960))
 
 
 def read_epd(path: object, chess960: bool | None = None) -> list[tuple[str, chess.Board]]:
     """(id, board) per position line of an EPD/FEN file (the ``id`` operation, else the
-    line number). See ``read_position_lines``."""
+    line number). See ``read_position_lines``; ``iter_epd`` streams."""
     return [(str(ops.get("id", n)), board)
             for n, board, ops in read_position_lines(path, "EPD file", chess960)]
 
 
-__all__ = ["MAX_COUNTER", "PositionLike", "as_board", "check_board", "check_game", "parse_epd_line",
+def iter_epd(path: object, chess960: bool | None = None) -> Iterator[tuple[str, chess.Board]]:
+    """(id, board) per position line of an EPD/FEN file, streamed (see
+    ``iter_position_lines``)."""
+    for n, board, ops in iter_position_lines(path, "EPD file", chess960):
+        yield str(ops.get("id", n)), board
+
+
+__all__ = ["MAX_COUNTER", "PositionLike", "as_board", "check_board", "check_game",
+           "check_position_lines", "iter_epd", "iter_position_lines", "parse_epd_line",
            "parse_fen", "parse_position", "play_moves", "read_epd", "read_position_lines",
            "read_text_file"]

@@ -2,17 +2,21 @@
 point: the library API, ``SearchConfig``, YAML configs and the command line.
 
 Each check returns the value in its canonical Python type or raises ``ConfigError``
-(``zerochess.errors``) naming the setting and quoting the value. Nothing is coerced
-silently: ``16.5`` is not a count, ``"3"`` is not a seed, ``True`` is not a number,
-``inf``/``nan`` are not settings. A float that holds an integer exactly (``16.0``,
-YAML's ``1.0e6``) is accepted as a count.
+(``zerochess.errors``) naming the setting and quoting the value; ``error`` picks another
+``UserError`` kind (a callable taking the message, e.g. the analysis engine's
+``FieldError`` bound to its field). This is the one validation helper: YAML configs,
+``SearchConfig``, the analysis engine's JSON fields, the CLI and the library API use
+it. Nothing is coerced silently: ``16.5`` is not a count, ``"3"`` is not a seed,
+``True`` is not a number, ``inf``/``nan`` are not settings. A float that holds an
+integer exactly (``16.0``, YAML's ``1.0e6``) is accepted as a count, except where
+``exact`` asks for an integer type (JSON input).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zerochess.errors import ConfigError, quote
@@ -28,10 +32,11 @@ def _is_bool(value: Any) -> bool:
 
 
 def as_count(value: Any, name: str, minimum: int = 0, maximum: int | None = None,
-             error: type[Exception] = ConfigError) -> int:
-    """An integer in ``[minimum, maximum]``: an int, a numpy integer, or a float holding
-    an integer exactly. Not a bool, a string, NaN or infinity."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
+             error: Callable[[str], Exception] = ConfigError, exact: bool = False) -> int:
+    """An integer in ``[minimum, maximum]``: an int, a numpy integer, or (unless
+    ``exact``, as JSON input wants) a float holding an integer exactly. Not a bool, a
+    string, NaN or infinity."""
+    if _is_bool(value) or not isinstance(value, numbers.Integral if exact else numbers.Real):
         raise error(f"{name} must be an integer, got {quote(value)}")
     if isinstance(value, numbers.Integral):
         number = int(value)
@@ -41,42 +46,53 @@ def as_count(value: Any, name: str, minimum: int = 0, maximum: int | None = None
             raise error(f"{name} must be an integer, got {quote(value)}")
         number = int(f)
     if number < minimum:
-        raise error(f"{name} must be >= {minimum}, got {number}")
+        raise error(f"{name} must be >= {minimum}, got {_number(number)}")
     if maximum is not None and number > maximum:
-        raise error(f"{name} must be <= {maximum:,}, got {number:,}")
+        raise error(f"{name} must be <= {maximum:,}, got {_number(number, True)}")
     return number
 
 
-def as_seed(value: Any, name: str = "seed", error: type[Exception] = ConfigError) -> int:
+def _number(number: int, commas: bool = False) -> str:
+    """An integer for a message: huge ones (which ``str`` refuses past 4,300 digits) are
+    described by ``quote``."""
+    if abs(number) >= 10**30:
+        return quote(number)
+    return f"{number:,}" if commas else str(number)
+
+
+def as_seed(value: Any, name: str = "seed", error: Callable[[str], Exception] = ConfigError) -> int:
     """A seed: an exact integer in ``[0, 2**63)`` (no floats, strings or bools; larger
     values would alias smaller ones in the 64-bit generators)."""
     if _is_bool(value) or not isinstance(value, numbers.Integral):
         raise error(f"{name} must be an integer in [0, 2**63), got {quote(value)}")
     number = int(value)
     if not 0 <= number <= MAX_SEED:
-        raise error(f"{name} must be in [0, 2**63), got {number}")
+        raise error(f"{name} must be in [0, 2**63), got {_number(number)}")
     return number
 
 
 def as_real(value: Any, name: str, low: float | None = None, high: float | None = None,
-            low_open: bool = False, error: type[Exception] = ConfigError) -> float:
+            low_open: bool = False, error: Callable[[str], Exception] = ConfigError) -> float:
     """A finite real number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise error(f"{name} must be a number, got {quote(value)}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any float
+        number = math.inf
     if not math.isfinite(number):
-        raise error(f"{name} must be a finite number, got {value}")
+        raise error(f"{name} must be a finite number, got {quote(value)}")
     too_low = low is not None and (number <= low if low_open else number < low)
     too_high = high is not None and number > high
     if too_low or too_high:
         left = "(" if low_open else "["
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        raise error(f"{name} must be in {left}{lo}, {hi}], got {value}")
+        raise error(f"{name} must be in {left}{lo}, {hi}], got {quote(value)}")
     return number
 
 
-def as_flag(value: Any, name: str, error: type[Exception] = ConfigError) -> bool:
+def as_flag(value: Any, name: str, error: Callable[[str], Exception] = ConfigError) -> bool:
     """A boolean (``True``/``False``, numpy bools); not 0/1 or "yes"."""
     if not _is_bool(value):
         raise error(f"{name} must be true or false, got {quote(value)}")
@@ -84,7 +100,7 @@ def as_flag(value: Any, name: str, error: type[Exception] = ConfigError) -> bool
 
 
 def as_choice(value: Any, name: str, choices: Iterable[str],
-              error: type[Exception] = ConfigError) -> str:
+              error: Callable[[str], Exception] = ConfigError) -> str:
     """One of ``choices`` (exact strings)."""
     options = list(choices)
     if not isinstance(value, str) or value not in options:
@@ -93,7 +109,7 @@ def as_choice(value: Any, name: str, choices: Iterable[str],
     return value
 
 
-def as_text(value: Any, name: str, error: type[Exception] = ConfigError) -> str:
+def as_text(value: Any, name: str, error: Callable[[str], Exception] = ConfigError) -> str:
     """A non-empty string (a name, a path)."""
     if not isinstance(value, str) or not value.strip():
         raise error(f"{name} must be a non-empty string, got {quote(value)}")

@@ -133,16 +133,21 @@ class Engine:
         from zerochess.analysis.slots import SlotBatch, make_searcher
         from zerochess.neural import load_model
         from zerochess.search.api import check_tree_memory
+        from zerochess.search.sizes import tree_size_bucket
 
+        # the tree size rounded up to a bucket, so that nearby --max-visits / --max-nodes
+        # share compiled programs (zerochess.search.sizes); queries are still limited to
+        # settings.tree_nodes visits
+        nodes = tree_size_bucket(settings.tree_nodes)
         # before loading or allocating anything: the slots' trees must fit
-        check_tree_memory(settings.slots, settings.tree_nodes, "max_nodes")
+        check_tree_memory(settings.slots, nodes, "max_nodes")
         try:
             model = load_model(settings.model)
         except FileNotFoundError as err:
             raise UserError(f"model file not found: {err.filename or settings.model}") from None
         except ValueError as err:
             raise UserError(str(err)) from None
-        searcher = make_searcher(model, settings.tree_nodes, settings.leaves_per_step,
+        searcher = make_searcher(model, nodes, settings.leaves_per_step,
                                  settings.workers, settings.nn_cache_size,
                                  settings.cache_history_length)  # ConfigError: a UserError
         self._log(f"compiling for {settings.slots} slots of {settings.tree_nodes} nodes "
@@ -258,13 +263,21 @@ class Engine:
         self.writer.write(echo)
 
     def _terminate(self, query_id: str | None, turns: frozenset[int] | None) -> None:
-        """Queued jobs end with noResults; searching ones stop with what they have."""
+        """Queued jobs end with noResults; searching ones stop with what they have. A job
+        in a slot whose search has not run a simulation yet has nothing to report but the
+        root's own evaluation: it ends with noResults too, as KataGo answers a query
+        terminated before any analysis (``{"id", "turnNumber", "isDuringSearch": false,
+        "noResults": true}``), not with a "final" analysis of one visit and no moves."""
         for job in self.queue.remove(lambda j: j.matches(query_id, turns)):
             self.writer.write(report.no_results_response(job))
         for slot, job in self.slots.active():
             if job.matches(query_id, turns):
                 job.terminated = True
-                self._finish(slot)
+                if job.simulations == 0:
+                    self.slots.release(slot)
+                    self.writer.write(report.no_results_response(job))
+                else:
+                    self._finish(slot)
 
     def _preempt(self) -> None:
         """With no free slot, queued turns of a higher priority take the slots of

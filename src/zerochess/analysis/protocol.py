@@ -13,6 +13,7 @@ python-chess, so it runs on the engine's reader thread.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import types
@@ -26,6 +27,7 @@ from zerochess.chess.history import INPUT_POSITIONS, REPETITION_WINDOW
 from zerochess.errors import UserError
 from zerochess.positions import parse_position
 from zerochess.search.config import SearchConfig
+from zerochess.validation import as_count, as_flag, as_real, as_seed
 
 MAX_MOVES = 20_000  # far beyond any real game (the 75-move rule ends one by ~9,000 moves)
 MAX_VISITS = 2**50  # KataGo's limit
@@ -47,8 +49,8 @@ ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "termina
 EXTRA_OVERRIDES = ("maxVisits", "reportAnalysisWinratesAs")
 
 
-class FieldError(Exception):
-    """A query field is missing, of the wrong type or out of range."""
+class FieldError(UserError):
+    """A query field is missing, of the wrong type or out of range (``field`` names it)."""
 
     def __init__(self, field: str | None, message: str):
         super().__init__(message)
@@ -185,25 +187,16 @@ def _is_number(value: Any) -> bool:
 
 
 def _int(obj: dict, field: str, low: int, high: int, label: str | None = None) -> int:
-    value = obj[field]
-    if not _is_int(value) or not low <= value <= high:
-        raise FieldError(label or field,
-                         f"must be an integer from {low} to {high}, got {quote(value)}")
-    return value
+    return as_count(obj[field], field, low, high, exact=True,
+                    error=functools.partial(FieldError, label or field))
 
 
 def _number(obj: dict, field: str, low: float, high: float) -> float:
-    value = obj[field]
-    if not _is_number(value) or not low <= value <= high:
-        raise FieldError(field, f"must be a number from {low} to {high}, got {quote(value)}")
-    return float(value)
+    return as_real(obj[field], field, low, high, error=functools.partial(FieldError, field))
 
 
 def _bool(obj: dict, field: str) -> bool:
-    value = obj[field]
-    if not isinstance(value, bool):
-        raise FieldError(field, f"must be true or false, got {quote(value)}")
-    return value
+    return as_flag(obj[field], field, error=functools.partial(FieldError, field))
 
 
 def _int_list(obj: dict, field: str, low: int, high: int) -> list[int]:
@@ -372,7 +365,7 @@ def _move_filters(query: dict) -> tuple[MoveFilterEntry, ...]:
                 raise FieldError(field, f"entry {i}: invalid move {quote(uci)}: "
                                  "not UCI notation") from None
             if not move:
-                raise FieldError(field, f"entry {i}: the null move {uci!r} is not a move")
+                raise FieldError(field, f"entry {i}: the null move {quote(uci)} is not a move")
             parsed.append(move)
         depth = _int(entry, "untilDepth", 1, MAX_UNTIL_DEPTH, label=field) \
             if "untilDepth" in entry else 1
@@ -506,7 +499,9 @@ def _parse_query(request: dict, query_id: str, settings: EngineSettings,
     if "firstReportDuringSearchAfter" in request:
         first_report = _number(request, "firstReportDuringSearchAfter", MIN_SECONDS,
                                MAX_SECONDS)
-    seed = _int(request, "seed", 0, 2**63 - 1) if "seed" in request else settings.seed
+    seed = settings.seed
+    if "seed" in request:
+        seed = as_seed(request["seed"], "seed", error=functools.partial(FieldError, "seed"))
     filters = _move_filters(request)
 
     moves, clocks = _replay(start, request["moves"])

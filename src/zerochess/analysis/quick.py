@@ -11,6 +11,7 @@ from zerochess.positions import PositionLike, as_board
 from zerochess.search.api import MAX_LEAVES, Searcher, check_tree_memory, check_workers
 from zerochess.search.config import INFINITE_NSCL, SearchConfig
 from zerochess.search.results import SearchResult
+from zerochess.search.sizes import batch_size_bucket, tree_size_bucket
 from zerochess.validation import MAX_INT32, as_choice, as_count, as_seed
 
 SEARCHES = ("puct", "contempt", "muzero", "gumbel")
@@ -56,7 +57,7 @@ def auto_leaves(positions: int) -> int:
 
 
 def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
-            search: str = "puct", contempt_limit: int | None = None,
+            search: str | None = None, contempt_limit: int | None = None,
             model: str | Model = "builtin", seed: int = 0,
             config: SearchConfig | None = None,
             progress: Callable[[int, int], None] | None = None,
@@ -67,10 +68,12 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
     Args:
       positions: a board, a FEN (or "startpos"), a (FEN, [uci moves]) pair, or a list of them.
       visits: simulations per position (the root ends with visits + 1).
-      search: "puct" (lc0), "contempt" (search-contempt), "muzero" or "gumbel" (mctx).
+      search: "puct" (lc0, the default), "contempt" (search-contempt), "muzero" or
+        "gumbel" (mctx).
       contempt_limit: N_scl for search="contempt" (default 5).
       model: "builtin", "resnet:BxF", a path to an lc0 .pb.gz, or a Model.
-      config: a full SearchConfig instead of ``search``/``contempt_limit``.
+      config: a full SearchConfig instead of ``search``/``contempt_limit`` (giving both
+        is an error: one would be ignored).
       progress: called as ``progress(done, total)`` while the search runs.
       workers: host move-generation processes (None: one per core; 0: inline).
       leaves_per_step: leaves gathered per position and step (lc0's minibatch). Default:
@@ -80,6 +83,11 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
 
     Returns:
       One SearchResult per position (``.to_dataframe()`` for a table).
+
+    Nearby requests share compiled programs: the tree size (``visits + 1`` nodes) and the
+    number of positions are rounded up to ``zerochess.search.sizes`` buckets (steps of
+    at most 25%; extra positions are copies whose results are dropped). Results do not
+    depend on the rounding.
     """
     if isinstance(positions, (list, tuple)) and not (
             isinstance(positions, tuple) and len(positions) == 2
@@ -97,6 +105,13 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
             raise PositionError(f"position {i}: {err}" if len(items) > 1 else str(err)) from None
     visits = as_count(visits, "visits", 1, MAX_INT32 - 1)
     seed = as_seed(seed)
+    if config is not None and (search is not None or contempt_limit is not None):
+        given = " and ".join(name for name, value in (("search", search),
+                                                      ("contempt_limit", contempt_limit))
+                             if value is not None)
+        raise ConfigError(f"give either config or {given}, not both: config is a whole "
+                          f"SearchConfig and {given} would be ignored")
+    search = "puct" if search is None else search
     as_choice(search, "search", SEARCHES)
     if progress is not None and not callable(progress):
         raise ConfigError(f"progress must be a function or None, got {quote(progress)}")
@@ -110,8 +125,12 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         leaves_per_step = auto_leaves(len(boards))
     leaves_per_step = as_count(leaves_per_step, "leaves per step", 1, MAX_LEAVES)
     cache_size = as_count(cache_size, "cache size", 0, MAX_INT32)
+    # shapes in buckets: a nearby visit budget or batch reuses the compiled programs
+    nodes = tree_size_bucket(visits + 1)
+    count = len(boards)
+    padded = boards + [boards[-1]] * (batch_size_bucket(count) - count)
     # before loading anything: the trees must fit (mctx's nodes hold about twice as much)
-    check_tree_memory(len(boards), visits + 1, "visits",
+    check_tree_memory(len(padded), nodes, "visits",
                       node_bytes=(2 if mctx else 1) * Searcher.node_bytes())
     if isinstance(model, Model):
         net = model
@@ -119,16 +138,16 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         net = _cached_model(model)
     else:
         raise ModelError(f"model must be a spec string or a Model, got {quote(model)}")
-    searcher = _cached_searcher(net, visits + 1, workers, leaves_per_step, cache_size)
+    searcher = _cached_searcher(net, nodes, workers, leaves_per_step, cache_size)
     if mctx:
         from zerochess.search.mctx_policies import MctxSearcher
 
-        return MctxSearcher(searcher, search).search(boards, cfg, num_simulations=visits,
-                                                     seed=seed)
-    batch = searcher.init(boards, cfg, seed)
-    count = len(boards)
-    report = None if progress is None else (lambda done, _: progress(done // count, visits))
+        return MctxSearcher(searcher, search).search(padded, cfg, num_simulations=visits,
+                                                     seed=seed)[:count]
+    batch = searcher.init(padded, cfg, seed)
+    report = None if progress is None else (
+        lambda done, _: progress(done // len(padded), visits))
     batch = searcher.run(batch, visits, progress=report)
     if progress is not None:
         progress(visits, visits)
-    return searcher.results(batch)
+    return searcher.results(batch)[:count]

@@ -20,7 +20,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from zerochess.errors import UserError
+from zerochess.errors import ConfigError, quote
+from zerochess.validation import MAX_INT32, as_count, as_flag, as_real, as_seed, as_text
 
 READY = "Started, ready to begin handling requests"  # KataGo's line, on stderr
 PERSPECTIVES = ("SIDETOMOVE", "WHITE", "BLACK")
@@ -64,42 +65,45 @@ class EngineSettings:
     search: Any = None  # SearchConfig; None: lc0 defaults
 
     def __post_init__(self) -> None:
-        def at_least(name: str, low: float) -> None:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-                raise UserError(f"analysis setting {name} must be a number >= {low}, got {value!r}")
+        def count(name: str, low: int, high: int = MAX_INT32) -> None:
+            value = as_count(getattr(self, name), f"analysis setting {name}", low, high)
+            object.__setattr__(self, name, value)
 
+        def real(name: str, low: float) -> None:
+            value = as_real(getattr(self, name), f"analysis setting {name}", low)
+            object.__setattr__(self, name, value)
+
+        as_text(self.model, "analysis setting model")
         if self.max_visits is None:
             visits = DEFAULT_MAX_VISITS
             if isinstance(self.max_nodes, int) and not isinstance(self.max_nodes, bool):
                 visits = max(1, min(visits, self.max_nodes))
             object.__setattr__(self, "max_visits", visits)
-        for name in ("slots", "leaves_per_step", "max_visits", "analysis_pv_len"):
-            at_least(name, 1)
+        for name in ("slots", "leaves_per_step", "max_visits"):
+            count(name, 1)
+        count("analysis_pv_len", 1, MAX_PV_LEN)
         if self.max_nodes is not None:
-            at_least("max_nodes", 2)
-        at_least("lcb_stdevs", 0)
-        at_least("chunk_seconds", 0.001)
-        at_least("max_line_bytes", 1024)
-        at_least("seed", 0)
-        if self.analysis_pv_len > MAX_PV_LEN:
-            raise UserError(f"analysis_pv_len must be <= {MAX_PV_LEN}, got {self.analysis_pv_len}")
+            count("max_nodes", 2)
+        real("lcb_stdevs", 0)
+        real("chunk_seconds", 0.001)
+        count("max_line_bytes", 1024)
+        object.__setattr__(self, "seed", as_seed(self.seed, "analysis setting seed"))
         if self.workers is not None:
-            at_least("workers", 0)
-        at_least("nn_cache_size", 0)
-        at_least("cache_history_length", 0)
-        if self.cache_history_length > 7:
-            raise UserError("analysis setting cache_history_length must be in 0..7 "
-                            f"(lc0's CacheHistoryLength), got {self.cache_history_length!r}")
-        if self.seed >= 2**63:
-            raise UserError(f"seed must be < 2**63, got {self.seed}")
-        perspective = str(self.report_analysis_winrates_as).upper()
+            count("workers", 0)
+        count("nn_cache_size", 0)
+        count("cache_history_length", 0, 7)  # lc0's CacheHistoryLength
+        for name in ("warn_unused_fields", "quit_without_waiting", "preempt_lower_priorities"):
+            object.__setattr__(self, name, as_flag(getattr(self, name),
+                                                   f"analysis setting {name}"))
+        perspective = as_text(self.report_analysis_winrates_as,
+                              "report_analysis_winrates_as").upper()
         if perspective not in PERSPECTIVES:
-            raise UserError("report_analysis_winrates_as must be one of "
-                            f"{', '.join(PERSPECTIVES)}, got {self.report_analysis_winrates_as!r}")
+            raise ConfigError("report_analysis_winrates_as must be one of "
+                              f"{', '.join(PERSPECTIVES)}, "
+                              f"got {quote(self.report_analysis_winrates_as)}")
         object.__setattr__(self, "report_analysis_winrates_as", perspective)
         if self.max_nodes is not None and self.max_nodes < self.max_visits:
-            raise UserError(f"max_nodes ({self.max_nodes}) must be >= max_visits "
+            raise ConfigError(f"max_nodes ({self.max_nodes}) must be >= max_visits "
                             f"({self.max_visits}): a tree holds one node per visit")
         from zerochess.search.config import SearchConfig
 
@@ -109,9 +113,10 @@ class EngineSettings:
             try:
                 object.__setattr__(self, "search", SearchConfig.from_dict(self.search))
             except (TypeError, ValueError) as err:
-                raise UserError(f"analysis setting search: {err}") from None
+                raise ConfigError(f"analysis setting search: {err}") from None
         elif not isinstance(self.search, SearchConfig):
-            raise UserError(f"analysis setting search must be a mapping, got {self.search!r}")
+            raise ConfigError("analysis setting search must be a mapping, "
+                              f"got {quote(self.search)}")
 
     @property
     def tree_nodes(self) -> int:
@@ -121,17 +126,12 @@ class EngineSettings:
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> EngineSettings:
         """Settings from a YAML file, then ``overrides`` (values of None are ignored)."""
-        import yaml
+        from zerochess.yaml_config import load_yaml_file
 
-        p = Path(path)
-        if not p.is_file():
-            raise UserError(f"analysis config file not found: {path}")
-        try:
-            values = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise UserError(f"{path}: not valid YAML: {err}") from None
+        values = load_yaml_file(path, "analysis config file") or {}
         if not isinstance(values, dict):
-            raise UserError(f"{path}: expected a mapping of settings, got {type(values).__name__}")
+            raise ConfigError(f"{path}: expected a mapping of settings, "
+                              f"got {type(values).__name__}")
         return cls.from_dict({**values, **{k: v for k, v in overrides.items() if v is not None}},
                              source=str(path))
 
@@ -141,7 +141,7 @@ class EngineSettings:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:
-            raise UserError(f"{source}: unknown key(s) {unknown}; known keys: {sorted(names)}")
+            raise ConfigError(f"{source}: unknown key(s) {unknown}; known keys: {sorted(names)}")
         return cls(**values)
 
 

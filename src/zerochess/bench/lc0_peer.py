@@ -81,7 +81,7 @@ from zerochess import lc0_files
 from zerochess.bench import record
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import legal_move_indices
-from zerochess.errors import UserError
+from zerochess.errors import UserError, quote
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
 
@@ -585,7 +585,7 @@ def _threads_override() -> int | None:
     try:
         threads = int(value)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be an integer, got {value!r}") from None
+        raise ValueError(f"{THREADS_ENV} must be an integer, got {quote(value)}") from None
     if threads < 0:
         raise ValueError(f"{THREADS_ENV} must be >= 0, got {threads}")
     return threads

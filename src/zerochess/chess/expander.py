@@ -29,6 +29,7 @@ import numpy as np
 
 from zerochess.chess.rules import Expansion, expand_batch
 from zerochess.chess.state import PositionArrays
+from zerochess.errors import ConfigError
 
 MIN_ROWS_PER_WORKER = 32  # chunks smaller than this are not worth the IPC; small batches run inline
 
@@ -108,7 +109,7 @@ class Expander:
             cpus = os.cpu_count() or 1
             num_workers = cpus if cpus > 1 else 0
         if num_workers < 0:
-            raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+            raise ConfigError(f"num_workers must be >= 0, got {num_workers}")
         self.num_workers = num_workers
         self._lock = threading.Lock()
         self._procs: list[Any] = []

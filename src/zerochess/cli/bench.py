@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from zerochess.cli.runs import path_arg
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("bench", help="throughput benchmark against mctx+pgx (and lc0)")
@@ -29,7 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       "go movetime along games, and where each search's time goes")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as a JSON record "
+    p.add_argument("--json", metavar="FILE", type=path_arg,
+                   help="also write the figures as a JSON record "
                    "(machine, versions, backend, git commit, model hashes)")
     p.add_argument("--note", help="free text stored in the record (e.g. 'shared machine')")
     # multi-leaf search (zerochess.bench.single / leaf_quality / leaves)

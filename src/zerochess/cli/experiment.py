@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zerochess.cli.runs import add_run_options, checked_seed
+from zerochess.cli.runs import add_run_options, checked_seed, path_arg
 from zerochess.experiments import EXPERIMENTS, get_experiment
 
 
@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--scale", default="tiny", help="tiny (minutes on a CPU), small, full "
                    "(the paper's scale)")
     add_run_options(p, "results/<name>/<scale>-seed<seed>", "override the seed")
-    p.add_argument("--config", help="YAML overrides (e.g. configs/experiment_contempt_wdl.yaml)")
+    p.add_argument("--config", type=path_arg,
+                   help="YAML overrides (e.g. configs/experiment_contempt_wdl.yaml)")
     p.add_argument("--estimate", action="store_true",
                    help="measure a short warm-up on this machine, print the expected run time "
                    "of the games not yet in the output folder, and play nothing")

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from zerochess.cli.runs import add_run_options, checked_seed, positive
+from zerochess.cli.runs import add_run_options, checked_seed, path_arg, positive
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        description="A match from a YAML config (zerochess.games.config."
                        "MatchConfig): colours alternate, openings paired; prints W/D/L, "
                        "score, Elo with a 95% interval and LOS.")
-    p.add_argument("--config", required=True, help="YAML file (e.g. configs/match_example.yaml)")
+    p.add_argument("--config", required=True, type=path_arg,
+                   help="YAML file (e.g. configs/match_example.yaml)")
     add_run_options(p, "results/match/<name>", "override the config's seed")
     p.add_argument("--games", type=int, help="override the config's number of games (e.g. a "
                    "short run of a long match config)")

@@ -12,11 +12,33 @@ INTERRUPTED = ("interrupted: finished games and the moves of the games in play a
                "the same command to resume")
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default where it has a value and the help text does
+    not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or default is None or default is False or default == []
+                or default is argparse.SUPPRESS or not action.option_strings):
+            return text
+        return f"{text} (default: {default})"
+
+
+def path_arg(text: str) -> str:
+    """An argparse ``type`` for a path: an empty or blank value is refused (it would
+    otherwise mean "the default" or the current folder without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return text
+
+
 def add_run_options(p: argparse.ArgumentParser, default_out: str, seed_help: str) -> None:
     """``--out``, ``--seed`` and ``--no-progress``; an interrupt (Ctrl-C, or a SIGTERM, e.g.
     from ``timeout`` or a batch scheduler) saves what was played and prints how to
     resume."""
-    p.add_argument("--out", help=f"output folder (default {default_out}); an existing one "
+    p.add_argument("--out", type=path_arg,
+                   help=f"output folder (default {default_out}); an existing one "
                    "is resumed")
     p.add_argument("--seed", type=int, help=seed_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

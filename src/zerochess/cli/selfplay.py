@@ -7,7 +7,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from zerochess.cli.runs import add_run_options, checked_seed, positive
+from zerochess.cli.runs import add_run_options, checked_seed, path_arg, positive
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        description="Batched self-play from a YAML config (keys: "
                        "zerochess.games.config). Writes DIR/games.pgn and games.csv; "
                        "an existing DIR is resumed.")
-    p.add_argument("--config", required=True, help="YAML file (e.g. configs/selfplay_tiny.yaml)")
+    p.add_argument("--config", required=True, type=path_arg,
+                   help="YAML file (e.g. configs/selfplay_tiny.yaml)")
     add_run_options(p, "results/selfplay/<name>", "override the config's seed")
     p.add_argument("--games", type=int, help="override the config's number of games")
     p.set_defaults(run=run)

@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from zerochess.cli.runs import checked_seed, positive
+from zerochess.cli.runs import checked_seed, path_arg, positive
 
 INTERRUPTED = ("interrupted: finished generations are checkpointed; run the same command "
                "to resume")
@@ -24,8 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        description="Self-play (PUCT or search-contempt) -> replay buffer -> "
                        "optax training of an lc0-style SE-ResNet -> orbax checkpoints -> "
                        "evaluation matches. Resumes when run again on the same folder.")
-    p.add_argument("--config", required=True, help="YAML file (configs/train_tiny.yaml)")
-    p.add_argument("--out", help="output folder (default results/train/NAME); an existing "
+    p.add_argument("--config", required=True, type=path_arg,
+                   help="YAML file (configs/train_tiny.yaml)")
+    p.add_argument("--out", type=path_arg,
+                   help="output folder (default results/train/NAME); an existing "
                    "one is resumed")
     p.add_argument("--seed", type=int, default=None, help="override the config's seed")
     p.add_argument("--generations", type=int, default=None,
@@ -33,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "be extended this way)")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="stop after N generations in this call (resume later)")
-    p.add_argument("--tensorboard", metavar="DIR", default=None,
+    p.add_argument("--tensorboard", metavar="DIR", default=None, type=path_arg,
                    help="also log the metrics to this TensorBoard folder (needs tensorboardX)")
     p.set_defaults(run=run, interrupted=INTERRUPTED)
 

@@ -18,7 +18,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 
 if TYPE_CHECKING:
     from zerochess.experiments.common import Experiment
@@ -34,7 +34,7 @@ def get_experiment(name: str) -> Experiment:
     """The experiment registered as ``name`` (``ConfigError`` naming the choices if none)."""
     if name not in EXPERIMENTS:
         raise ConfigError(
-            f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
+            f"unknown experiment {quote(name)}; choose one of {', '.join(EXPERIMENTS)}")
     return importlib.import_module(f"{__name__}.{name}").EXPERIMENT
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.config import (
     MAX_BATCH,
     MAX_GAMES,
@@ -97,7 +97,7 @@ class Experiment:
                 seed: int | None = None) -> dict[str, Any]:
         """The resolved settings of ``scale`` (``ConfigError`` on bad input)."""
         if scale not in SCALES:
-            raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+            raise ConfigError(f"unknown scale {quote(scale)}; choose one of {', '.join(SCALES)}")
         cfg = load_yaml(settings_path(self.name))
         scales = _split_scales(cfg, f"experiment {self.name}")
         known = list(cfg)
@@ -106,7 +106,7 @@ class Experiment:
             data = load_yaml(config_path)
             if data.get("experiment", self.name) != self.name:
                 raise ConfigError(f"{config_path} is a config of experiment "
-                                  f"{data['experiment']!r}, not {self.name!r}")
+                                  f"{quote(data['experiment'])}, not {quote(self.name)}")
             over = _split_scales(data, str(config_path))
             check_keys(data, known, f"{config_path}")
             cfg.update(data)
@@ -236,7 +236,7 @@ def selfplay_specs(cfg: Mapping[str, Any],
     players, specs = {}, []
     for p, (player, tags) in enumerate(points):
         if player.name in players:
-            raise ConfigError(f"duplicate point name {player.name!r}")
+            raise ConfigError(f"duplicate point name {quote(player.name)}")
         players[player.name] = player
         for g in range(k):
             idx = p * k + g
@@ -246,19 +246,23 @@ def selfplay_specs(cfg: Mapping[str, Any],
 
 
 def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """White wins / draws / black wins of self-play games, the derived rates and ratio with
-    95% intervals (``*_low`` / ``*_high``: Wilson for the rates, the draw rate's Wilson
-    interval mapped for ``(w+l)/d``, the trinomial interval for white's score)."""
+    """White wins / draws / black wins of self-play games (both sides are the same player,
+    so the columns are named by colour: ``white_wins``, ``draws``, ``black_wins``), the
+    derived rates and ratio with 95% intervals (``*_low`` / ``*_high``: Wilson for the
+    rates, the draw rate's Wilson interval mapped for ``(w+l)/d``, the trinomial interval
+    for white's score), and how many games ended at the move cap (``move_cap_games``,
+    adjudicated draws) or by repetition."""
     w = sum(1 for r in rows if r["result"] == "1-0")
     l = sum(1 for r in rows if r["result"] == "0-1")
     d = sum(1 for r in rows if r["result"] == "1/2-1/2")
     n = w + d + l
+    capped = sum(1 for r in rows if r["termination"] == "move_cap")
     ratio_lo, ratio_hi = decisive_over_draws_interval(d, n)
     result = MatchResult(w, d, l)
     rates = result.rate_intervals()
     s_lo, s_hi = result.score_interval()
     return {
-        "games": n, "wins": w, "draws": d, "losses": l,
+        "games": n, "white_wins": w, "draws": d, "black_wins": l,
         "decisive_over_draws": (w + l) / d if d else (math.inf if n else math.nan),
         "decisive_over_draws_low": ratio_lo, "decisive_over_draws_high": ratio_hi,
         "white_win_rate": rates["win_rate"], "white_win_rate_low": rates["win_rate_low"],
@@ -269,10 +273,28 @@ def wdl_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "black_win_rate_high": rates["loss_rate_high"],
         "white_score": result.score, "white_score_low": s_lo, "white_score_high": s_hi,
         "mean_plies": sum(int(r["plies"]) for r in rows) / n if n else math.nan,
-        "move_cap": sum(1 for r in rows if r["termination"] == "move_cap"),
+        "move_cap_games": capped,
+        "move_cap_share": capped / n if n else math.nan,
         "threefold": sum(1 for r in rows if r["termination"] in
                          ("threefold_repetition", "fivefold_repetition")),
     }
+
+
+def move_cap_sentence(table: Sequence[Mapping[str, Any]], max_plies: int | None) -> str:
+    """How many of the games of ``table`` (rows of ``wdl_counts``) ended at the move cap,
+    as a sentence for ``summary.md``; a warning when they are most of the draws, whose
+    rate then measures the cap more than the search."""
+    games = sum(int(r["games"]) for r in table)
+    capped = sum(int(r["move_cap_games"]) for r in table)
+    draws = sum(int(r["draws"]) for r in table)
+    if not max_plies or not games:
+        return "No move cap: every game ended on the board."
+    text = (f"**{capped} of {games} games ({100 * capped / games:.0f}%) ended at the move "
+            f"cap of {max_plies} plies** and count as draws (column `move_cap_games`).")
+    if draws and capped > draws / 2:
+        text += (f" They are {100 * capped / draws:.0f}% of the draws: at this scale the "
+                 "draw rate mostly measures the cap, not the search.")
+    return text
 
 
 def with_intervals(row: Mapping[str, Any], keys: Sequence[str], digits: int = 2
@@ -337,21 +359,22 @@ def _fmt_md(v: Any) -> Any:
     return v
 
 
-def pyplot() -> Any:
-    """matplotlib.pyplot on the Agg backend (no display needed)."""
-    import matplotlib
+def new_figure(nrows: int = 1, ncols: int = 1, **kwargs: Any) -> tuple[Any, Any]:
+    """``(figure, axes)`` of a ``matplotlib.figure.Figure`` made directly, not through
+    pyplot: drawing a file never touches the caller's backend or pyplot's current
+    figure (a notebook keeps showing its own plots; library code never calls
+    ``matplotlib.use``). ``kwargs`` go to ``Figure`` (``figsize``, ...)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(**kwargs)
+    return fig, fig.subplots(nrows, ncols)
 
 
 def save_figure(fig: Any, path: Any) -> None:
-    """Lay out ``fig``, write it as a PNG and close it."""
+    """Lay out ``fig`` and write it as a PNG (a ``Figure`` from ``new_figure``: nothing to
+    close, pyplot never held it)."""
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    pyplot().close(fig)
 
 
 def throughput_note(stats: Sequence[RunStats]) -> str:

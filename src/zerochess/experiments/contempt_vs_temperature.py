@@ -20,8 +20,8 @@ from zerochess.experiments.common import (
     Experiment,
     make_player,
     markdown_table,
+    new_figure,
     play,
-    pyplot,
     save_figure,
     with_intervals,
     write_csv,
@@ -94,8 +94,7 @@ def run(ctx: Context) -> str:
 
 def plot(result: MatchResult, path: Any, p1: str, p2: str) -> None:
     """W/D/L rates of this run and the paper's, with 95% Wilson intervals as error bars."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    fig, ax = new_figure(figsize=(6, 3.8))
     width = 0.38
     cats = [f"{p1} wins", "draws", f"{p2} wins"]
     for j, (label, res, colour) in enumerate((("this run", result, "#4c72b0"),

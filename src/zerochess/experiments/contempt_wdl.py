@@ -7,7 +7,8 @@ move, 100 games per N_scl, lc0's default search parameters and the temperature
 (w+l)/d about 1 at N_scl 5-8 and above 2.5 at N_scl 1.
 
 Settings per scale (every key documented): ``configs/experiment_contempt_wdl.yaml``. In
-the CSV ``wins`` are white wins and ``losses`` black wins.
+the CSV the results are counted by colour (``white_wins``, ``draws``, ``black_wins``) and
+``move_cap_games`` counts the games adjudicated at the move cap.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
     errorbar_arrays,
     make_player,
     markdown_table,
-    pyplot,
+    move_cap_sentence,
+    new_figure,
     save_figure,
     selfplay_points,
     selfplay_specs,
@@ -42,7 +44,7 @@ def _check(cfg: dict[str, Any]) -> None:
     values = cfg["n_scl"]
     if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
-        raise ConfigError(f"n_scl must be a list of integers >= 1, got {values!r}")
+        raise ConfigError(f"n_scl must be a list of integers >= 1, got {quote(values)}")
     if len(set(values)) != len(values):
         raise ConfigError("n_scl values must be distinct")
 
@@ -84,8 +86,7 @@ RATE_SERIES = (("white_win_rate", "white wins", "#4c72b0", "o"),
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     """(w+l)/d and the W/D/L rates per N_scl (evenly spaced, in order), each with its 95%
     interval as error bars."""
-    plt = pyplot()
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(11, 4))
     pos = list(range(len(table)))
     labels = [str(r["n_scl"]) if r["n_scl"] < 10**6 else "1e6\n(PUCT)" for r in table]
     ends = [r[k] for r in table for k in ("decisive_over_draws", "decisive_over_draws_high")]
@@ -111,7 +112,8 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     ax2.set_xlabel("N_scl")
     ax2.set_ylabel("fraction of games")
     ax2.set_title("W / D / L rates, 95% Wilson intervals", fontsize=10)
-    ax2.legend(fontsize=8)
+    # outside the axes: a legend inside would hide points near 0 or 1
+    ax2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     save_figure(fig, path)
 
 
@@ -135,17 +137,20 @@ def trend_sentence(test: TrendTest) -> str:
 
 
 def summarize(table: list[dict[str, Any]], cfg: dict[str, Any]) -> str:
-    cols = ["n_scl", "games", "wins", "draws", "losses", "decisive_over_draws",
+    cols = ["n_scl", "games", "white_wins", "draws", "black_wins", "decisive_over_draws",
             "white_win_rate", "draw_rate", "black_win_rate", "white_score", "mean_plies",
-            "move_cap"]
+            "move_cap_games"]
     shown = [with_intervals(r, ("decisive_over_draws", "white_win_rate", "draw_rate",
                                 "black_win_rate", "white_score")) for r in table]
     lines = [
         f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per N_scl, "
-        f"move cap {cfg['max_plies'] or 'none'} (capped games count as draws). Every rate "
-        "with its 95% interval in brackets: Wilson for the win/draw/loss rates, the draw "
-        "rate's Wilson interval mapped through 1/p - 1 for (w+l)/d (inf: unbounded), the "
-        "trinomial normal interval for white's score.", "",
+        f"move cap {cfg['max_plies'] or 'none'} (capped games count as draws). Both sides "
+        "play the same search, so results are counted by colour: `white_wins`, `draws`, "
+        "`black_wins` (w and l in (w+l)/d). Every rate with its 95% interval in brackets: "
+        "Wilson for the white-win/draw/black-win rates, the draw rate's Wilson interval "
+        "mapped through 1/p - 1 for (w+l)/d (inf: unbounded), the trinomial normal "
+        "interval for white's score.", "",
+        move_cap_sentence(table, cfg["max_plies"]), "",
         markdown_table(shown, cols),
         f"![W/D/L vs N_scl]({NAME}.png)", "",
         trend_sentence(draw_trend(table)),

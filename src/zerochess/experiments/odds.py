@@ -23,15 +23,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
     errorbar_arrays,
     make_player,
     markdown_table,
+    new_figure,
     play,
-    pyplot,
     save_figure,
     with_intervals,
     write_csv,
@@ -47,7 +47,7 @@ PAPER = {100: (23.4, 36.8), 800: (35.3, 57.8), 20000: (25.4, 81.7)}
 def _check(cfg: dict[str, Any]) -> None:
     ns = cfg["nodes"]
     if not isinstance(ns, list) or not ns or not all(isinstance(n, int) and n >= 1 for n in ns):
-        raise ConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
+        raise ConfigError(f"nodes must be a list of integers >= 1, got {quote(ns)}")
     if cfg["opponent"] not in ("auto", "maia", "zerochess"):
         raise ConfigError("opponent must be auto, maia or zerochess")
     if cfg["piece"] not in OpeningSpec.PIECES:
@@ -128,8 +128,7 @@ def run(ctx: Context) -> str:
 
 
 def plot(table: list[dict[str, Any]], path: Any, piece: str) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     for variant, colour in (("puct", "#c44e52"), ("sc", "#4c72b0")):
         pts = [t for t in table if t["variant"] == variant]
         ys, yerr = errorbar_arrays(pts, "win_pct")

@@ -22,15 +22,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
     check_named_list,
     make_player,
     markdown_table,
+    new_figure,
     play,
-    pyplot,
     save_figure,
     write_csv,
 )
@@ -49,14 +49,15 @@ def _check(cfg: dict[str, Any]) -> None:
     ns = cfg["nodes"]
     if not isinstance(ns, list) or not ns or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in ns):
-        raise ConfigError(f"nodes must be a list of integers >= 1, got {ns!r}")
+        raise ConfigError(f"nodes must be a list of integers >= 1, got {quote(ns)}")
     if len(set(ns)) != len(ns):
         raise ConfigError("nodes values must be distinct")
     if not isinstance(cfg["games_per_cell"], int) or cfg["games_per_cell"] < 1:
-        raise ConfigError(f"games_per_cell must be an integer >= 1, got {cfg['games_per_cell']!r}")
+        raise ConfigError("games_per_cell must be an integer >= 1, "
+                          f"got {quote(cfg['games_per_cell'])}")
     if cfg["piece"] not in OpeningSpec.PIECES:
         raise ConfigError(f"piece must be one of {', '.join(OpeningSpec.PIECES)}, "
-                          f"got {cfg['piece']!r}")
+                          f"got {quote(cfg['piece'])}")
     check_named_list(cfg["variants"], "variants", ("name", "search"))
     names = [v["name"] for v in cfg["variants"]]
     if len(set(names)) != len(names):
@@ -73,7 +74,7 @@ def opponent(cfg: dict[str, Any]) -> PlayerSpec:
     spec = PlayerSpec.from_dict(cfg["opponent"], "opponent", "opponent")
     if spec.name in {str(v["name"]) for v in cfg["variants"]} | {
             cell_name(str(v["name"]), n) for v in cfg["variants"] for n in cfg["nodes"]}:
-        raise ConfigError(f"the opponent's name {spec.name!r} is also a variant's")
+        raise ConfigError(f"the opponent's name {quote(spec.name)} is also a variant's")
     return spec
 
 
@@ -212,8 +213,7 @@ def summarize(table: list[dict[str, Any]], diffs: list[dict[str, Any]],
 
 
 def plot(table: list[dict[str, Any]], path: Any, piece: str, opp: str) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = new_figure(figsize=(6.5, 4.2))
     colours = ["#c44e52", "#4c72b0", "#55a868", "#8172b2", "#ccb974"]
     variants = list(dict.fromkeys(t["variant"] for t in table))
     for i, variant in enumerate(variants):

@@ -23,7 +23,7 @@ from zerochess.experiments.common import (
     check_named_list,
     make_player,
     markdown_table,
-    pyplot,
+    new_figure,
     save_figure,
     selfplay_points,
     write_csv,
@@ -99,8 +99,7 @@ def run(ctx: Context) -> str:
 
 
 def plot(table: list[dict[str, Any]], names: Sequence[str], path: Any, subtitle: str) -> None:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = new_figure(figsize=(6.5, 4))
     for v in names:
         pts = [t for t in table if t["variant"] == v]
         moves = [t["move"] for t in pts]

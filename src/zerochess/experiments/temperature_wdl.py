@@ -24,7 +24,8 @@ from zerochess.experiments.common import (
     errorbar_arrays,
     make_player,
     markdown_table,
-    pyplot,
+    move_cap_sentence,
+    new_figure,
     save_figure,
     selfplay_points,
     selfplay_specs,
@@ -73,14 +74,15 @@ def run(ctx: Context) -> str:
     write_csv(ctx.out_dir / f"{NAME}.csv", table)
     plot(table, ctx.out_dir / f"{NAME}.png", f"{cfg['nodes']} nodes/move")
     detail = "\n".join(f"- `{p.name}`: {dataclasses.asdict(p.temperature)}" for p, _ in points)
-    cols = ["schedule", "games", "wins", "draws", "losses", "decisive_over_draws",
-            "white_win_rate", "draw_rate", "black_win_rate", "mean_plies", "move_cap"]
+    cols = ["schedule", "games", "white_wins", "draws", "black_wins", "decisive_over_draws",
+            "white_win_rate", "draw_rate", "black_win_rate", "mean_plies", "move_cap_games"]
     shown = [with_intervals(r, ("decisive_over_draws", "white_win_rate", "draw_rate",
                                 "black_win_rate")) for r in table]
     return (f"PUCT self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games "
             f"per schedule, move cap {cfg['max_plies'] or 'none'} (capped games are draws). "
             "95% intervals in brackets (Wilson for rates; the draw rate's interval mapped "
             "through 1/p - 1 for (w+l)/d).\n\n"
+            + move_cap_sentence(table, cfg["max_plies"]) + "\n\n"
             + markdown_table(shown, cols) + f"\n![W/D/L vs temperature]({NAME}.png)\n\n"
             + trend_sentence(table) + "\n\n"
             "Schedules:\n\n" + detail + "\n\nPaper (Fig. 3): a higher temperature lowers the "
@@ -97,8 +99,7 @@ def trend_sentence(table: list[dict[str, Any]]) -> str:
 
 def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     """Grouped W/D/L rate bars per schedule with 95% Wilson intervals as error bars."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = new_figure(figsize=(6.5, 4))
     labels = [r["schedule"] for r in table]
     width = 0.26
     for j, (key, label, colour) in enumerate((("white_win_rate", "white wins", "#eeeeee"),
@@ -111,7 +112,8 @@ def plot(table: list[dict[str, Any]], path: Any, subtitle: str) -> None:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of games")
     ax.set_title(f"PUCT self-play W/D/L by temperature, 95% CI ({subtitle})", fontsize=10)
-    ax.legend(fontsize=8)
+    # outside the axes: a legend inside would hide bars near 1
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     save_figure(fig, path)
 
 

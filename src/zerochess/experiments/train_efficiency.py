@@ -35,13 +35,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.experiments.common import (
     Context,
     Experiment,
     check_named_list,
     markdown_table,
-    pyplot,
+    new_figure,
     save_figure,
     settings_path,
     write_csv,
@@ -98,7 +98,7 @@ def _check(cfg: dict[str, Any]) -> None:
         as_int(cfg[key], key, minimum=0)
     for key in ("expected_positions_per_s", "expected_train_samples_per_s"):
         if not isinstance(cfg[key], (int, float)) or cfg[key] <= 0:
-            raise ConfigError(f"{key} must be a number > 0, got {cfg[key]!r}")
+            raise ConfigError(f"{key} must be a number > 0, got {quote(cfg[key])}")
     configs = [train_config(cfg, v) for v in cfg["variants"]]
     for a in configs[1:]:  # matched compute: only the self-play search may differ
         b = configs[0]
@@ -282,8 +282,7 @@ def _plain_rows(path: Path) -> list[dict[str, str]]:
 
 def plot(curve: list[dict[str, Any]], path: Path) -> None:
     """Elo (95% interval) against training games, one line per (variant, reference)."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(figsize=(7, 4.5))
     clip = 800  # a 100% score has an infinite Elo: drawn at the clip
     variants = sorted({r["variant"] for r in curve})
     opponents = sorted({r["opponent"] for r in curve})

@@ -18,7 +18,7 @@ from typing import Any
 
 import chess
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 
 TIME_FORFEIT = "time_forfeit"  # the termination of a game lost (or drawn) on time
 
@@ -42,7 +42,7 @@ class TimeControl:
             unknown = sorted(str(k) for k in value if k not in ("base", "increment"))
             if unknown or "base" not in value:
                 raise ConfigError(f"{where} needs `base` (s) and optional `increment` (s), "
-                                  f"got {dict(value)!r}")
+                                  f"got {quote(dict(value))}")
             base, inc = value["base"], value.get("increment", 0)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             base, inc = value, 0
@@ -50,14 +50,14 @@ class TimeControl:
             base, inc = float(m.group(1)), float(m.group(2) or 0)
         else:
             raise ConfigError(f"{where} must look like '10+0.1' (base+increment in seconds), "
-                              f"got {value!r}")
+                              f"got {quote(value)}")
         for name, v in (("base", base), ("increment", inc)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                     or v < 0:
                 raise ConfigError(f"{where}: {name} must be a number of seconds >= 0, "
-                                  f"got {v!r}")
+                                  f"got {quote(v)}")
         if base <= 0:
-            raise ConfigError(f"{where}: base must be > 0 seconds, got {base!r}")
+            raise ConfigError(f"{where}: base must be > 0 seconds, got {quote(base)}")
         return cls(round(float(base) * 1000), round(float(inc) * 1000))
 
     def pgn(self) -> str:

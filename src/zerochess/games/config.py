@@ -68,12 +68,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
 from zerochess.search import SearchConfig, TemperatureSchedule
-from zerochess.validation import MAX_INT32, as_flag, as_seed, as_text
+from zerochess.user_files import check_user_file
+from zerochess.validation import MAX_INT32, as_count, as_flag, as_real, as_seed, as_text
+from zerochess.yaml_config import load_yaml_file
 
 MAX_GAMES = 10_000_000  # games of one run (their specs are built up front)
 MAX_BATCH = 65_536  # batch slots of one run
@@ -106,48 +106,38 @@ def check_keys(values: Mapping[str, Any], allowed: Iterable[str], where: str) ->
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping; a missing file or bad YAML is a ``ConfigError``."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"config file not found: {p}")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: invalid YAML: {str(e).splitlines()[0]}") from None
+    """Read a YAML mapping (``zerochess.yaml_config``: a regular file of bounded size,
+    aliases bounded, no duplicate keys); anything else is a ``ConfigError``."""
+    data = load_yaml_file(path, "config file")
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{p}: the top level must be a mapping")
+        raise ConfigError(f"{path}: the top level must be a mapping")
     return data
 
 
 def as_int(value: Any, where: str, minimum: int | None = None, allow_none: bool = False,
            maximum: int | None = None) -> Any:
-    """An integer setting; YAML 1.1 reads ``1e6`` as a string, so a string holding an
-    integer in float notation is accepted ("1e6", "2000"), nothing fractional."""
+    """An integer setting (``validation.as_count``). YAML 1.1 reads ``1e6`` as a string, so
+    a string holding an integer in number notation is accepted ("1e6", "2000"), nothing
+    fractional."""
     if value is None and allow_none:
         return None
-    original = value
+    number = value
     if isinstance(value, str):
         try:
-            value = float(value)
+            number = float(value)
         except ValueError:
-            raise ConfigError(f"{where} must be an integer, got {quote(original)}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and not (math.isfinite(value) and value.is_integer())):
-        raise ConfigError(f"{where} must be an integer, got {quote(original)}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{where} must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ConfigError(f"{where} must be <= {maximum:,}, got {value:,}")
-    return value
+            raise ConfigError(f"{where} must be an integer, got {quote(value)}") from None
+        if not (math.isfinite(number) and number.is_integer()):
+            raise ConfigError(f"{where} must be an integer, got {quote(value)}")
+    low = -(2**63) if minimum is None else minimum
+    return as_count(number, where, low, maximum)
 
 
 def as_bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where} must be true or false, got {value!r}")
-    return value
+    """true or false (``validation.as_flag``)."""
+    return as_flag(value, where)
 
 
 def optional_bool(value: Any, where: str) -> bool | None:
@@ -181,7 +171,7 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
     if isinstance(value, str):
         if value not in TEMPERATURE_PRESETS:
             raise ConfigError(
-                f"{where}: unknown temperature preset {value!r}; "
+                f"{where}: unknown temperature preset {quote(value)}; "
                 f"known: {', '.join(TEMPERATURE_PRESETS)}")
         return TemperatureSchedule(**TEMPERATURE_PRESETS[value])
     try:
@@ -227,6 +217,15 @@ class EngineSpec:
     seconds; a match's ``time_control`` fills it in), and/or ``nodes`` / ``depth`` /
     ``movetime_ms`` (nodes=1 by default for lc0 without a clock). ``options`` are passed
     to ``configure`` as UCI options.
+
+    Every wait on the engine is bounded, and a misbehaving engine loses the game instead
+    of stopping the run (cutechess's adjudication): ``startup_timeout`` (seconds for
+    ``uci`` and the first ``isready``; default 60, 1800 for ``zerochess``, which compiles
+    its search then) and ``move_timeout`` (seconds for one ``go`` without a clock,
+    default 120 plus ``movetime_ms``; with a clock, the time left plus 10 s). An illegal
+    move, a crash or a timeout loses the game, with a warning and the reason in the PGN
+    (``Termination`` ``illegal_move`` / ``engine_crash`` / ``engine_timeout``, a
+    ``Forfeit`` header and a final comment); the engine is restarted for the next move.
     """
 
     kind: str = "uci"
@@ -239,6 +238,8 @@ class EngineSpec:
     threads: int = 1
     time_control: TimeControl | None = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    startup_timeout: float | None = None  # seconds (None: the kind's default)
+    move_timeout: float | None = None  # seconds for one go without a clock (None: default)
 
     KINDS = ("uci", "stockfish", "lc0", "zerochess")
 
@@ -250,7 +251,7 @@ class EngineSpec:
         kind = v.get("kind", "uci")
         if kind not in cls.KINDS:
             raise ConfigError(f"{where}.kind must be one of {', '.join(cls.KINDS)}, "
-                                  f"got {kind!r}")
+                                  f"got {quote(kind)}")
         if kind == "uci" and not v.get("command"):
             raise ConfigError(f"{where}: a 'uci' engine needs `command`")
         for k in ("command", "weights"):
@@ -261,6 +262,9 @@ class EngineSpec:
         v["skill_level"] = as_int(v.get("skill_level"), f"{where}.skill_level", minimum=0,
                                 allow_none=True)
         v["threads"] = as_int(v.get("threads", 1), f"{where}.threads", minimum=1)
+        for k in ("startup_timeout", "move_timeout"):
+            if v.get(k) is not None:
+                v[k] = as_real(v[k], f"{where}.{k}", 0.0, 86_400.0, low_open=True)
         opts = v.get("options") or {}
         if not isinstance(opts, Mapping):
             raise ConfigError(f"{where}.options must be a mapping")
@@ -299,6 +303,9 @@ class EngineSpec:
             del out["time_control"]
         else:
             out["time_control"] = str(self.time_control)
+        for k in ("startup_timeout", "move_timeout"):  # absent unless set (older folders)
+            if out[k] is None:
+                del out[k]
         return out
 
 
@@ -384,7 +391,7 @@ class OpeningSpec:
         kind = values.get("type", "startpos")
         if not isinstance(kind, str) or kind not in cls.TYPES:
             raise ConfigError(f"{where}.type must be one of {', '.join(cls.TYPES)}, "
-                                  f"got {kind!r}")
+                                  f"got {quote(kind)}")
         fens = values.get("fens") or ()
         if not isinstance(fens, (list, tuple)) or not all(isinstance(f, str) for f in fens):
             raise ConfigError(f"{where}.fens must be a list of FEN strings, got {quote(fens)}")
@@ -398,9 +405,8 @@ class OpeningSpec:
             raise ConfigError(f"{where}: type {kind} needs `file`")
         if kind == "fens" and not fens and not file:
             raise ConfigError(f"{where}: type fens needs `fens` or `file`")
-        if file is not None and kind in ("fens", "epd", "book") and not Path(file).is_file():
-            what = "is a folder, not a file" if Path(file).is_dir() else "not found"
-            raise ConfigError(f"{where}.file {what}: {file}")
+        if file is not None and kind in ("fens", "epd", "book"):
+            check_user_file(file, f"{where}.file", error=ConfigError)
         piece = values.get("piece", "queen")
         if not isinstance(piece, str) or piece not in cls.PIECES:
             raise ConfigError(f"{where}.piece must be one of {', '.join(cls.PIECES)}, "

@@ -33,11 +33,18 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.errors import ConfigError, quote
 from zerochess.games.checkpoints import GameCheckpoints, SavedGame, checkpointable
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
 from zerochess.games.openings import Opening
-from zerochess.games.players import EnginePlayer, ReusedTree, SearchBackend, search_stat
+from zerochess.games.players import (
+    EngineFailure,
+    EnginePlayer,
+    ReusedTree,
+    SearchBackend,
+    search_stat,
+)
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search import SearchResult
@@ -146,6 +153,14 @@ class _Live:
         self.board.push(move)
         self.moves.append(move.uci())
         self.stats.append(stat)
+
+    def forfeit_by(self, failure: EngineFailure) -> None:
+        """The side to move's engine broke the protocol (an illegal move, a crash, no
+        answer): it loses the game, as cutechess adjudicates; ``failure`` says why."""
+        self.result = "0-1" if self.board.turn == chess.WHITE else "1-0"
+        self.termination = failure.kind
+        self.forfeit = f"{self.mover()} ({chess.COLOR_NAMES[self.board.turn]}): " \
+                       f"{failure.message}"
 
     def flag(self, used_ms: float, left_ms: float) -> None:
         """The side to move ran out of time (its late move is not played)."""
@@ -273,16 +288,17 @@ def play_games(
     for s in queue:
         for name in (s.white, s.black):
             if name not in players:
-                raise KeyError(f"game {s.index}: unknown player {name!r}")
+                raise ConfigError(f"game {s.index}: unknown player {quote(name)}; players: "
+                                  f"{', '.join(map(quote, players))}")
     models, params = dict(models or {}), dict(params or {})
     searchers = {name: models.get(name, model) for name, p in players.items()
                  if not p.is_engine}
     for name, m in searchers.items():
         if m is None:
-            raise ValueError(f"player {name!r} searches but has no model")
+            raise ConfigError(f"player {quote(name)} searches but has no model")
     nodes_needed = max([players[n].nodes for n in searchers], default=1) + 1
     if max_nodes is not None and max_nodes < nodes_needed:
-        raise ValueError(f"max_nodes {max_nodes} < the largest nodes per move + 1 = "
+        raise ConfigError(f"max_nodes {max_nodes} < the largest nodes per move + 1 = "
                          f"{nodes_needed}")
     max_nodes = max_nodes or nodes_needed
     if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs
@@ -344,8 +360,16 @@ def play_games(
                     name = lv.mover()
                     if name not in engines:
                         engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
-                    move, st = engines[name].play(lv.board, game_key=lv.spec.index,
-                                                  clock=lv.clock)
+                    try:
+                        move, st = engines[name].play(lv.board, game_key=lv.spec.index,
+                                                      clock=lv.clock)
+                    except EngineFailure as failure:
+                        # the engine loses this game and is replaced for the next move
+                        engines.pop(name).close(kill=True)
+                        lv.forfeit_by(failure)
+                        print(f"warning: game {lv.spec.index}: {lv.forfeit}; the game is "
+                              f"lost ({failure.kind})", file=sys.stderr, flush=True)
+                        break
                     if lv.clock is not None:
                         assert st.time_ms is not None
                         left = lv.clock.left_ms[lv.board.turn]

@@ -11,6 +11,7 @@ A bad one is a ``PositionError`` naming its source (``openings.fens[2]``,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.errors import ConfigError, InputFileError
+from zerochess.errors import ConfigError, InputFileError, quote
 from zerochess.games.config import OpeningSpec
 from zerochess.games.seeding import derive_seed
 from zerochess.positions import (
@@ -28,6 +29,7 @@ from zerochess.positions import (
     parse_position,
     read_position_lines,
 )
+from zerochess.user_files import check_user_file, open_user_file
 
 ODDS_SQUARES = {  # the piece removed for odds chess: the queen, the queen's rook / knight
     "queen": {chess.WHITE: chess.D1, chess.BLACK: chess.D8},
@@ -79,16 +81,53 @@ def read_epd_lines(path: str | Path) -> list[tuple[str, str]]:
             for n, board, ops in read_position_lines(path, "EPD file")]
 
 
-def _check_book(path: str | Path) -> None:
-    """A polyglot book is 16-byte entries: refuse a file that cannot be one."""
-    p = Path(path)
-    if not p.is_file():
-        what = "is a folder, not a file" if p.is_dir() else "not found"
-        raise InputFileError(f"opening book {what}: {path}")
-    size = p.stat().st_size
+MAX_BOOK_BYTES = 2**32  # the largest public polyglot books are a few hundred MB
+_BOOK_ENTRY = np.dtype([("key", ">u8"), ("move", ">u2"), ("weight", ">u2"), ("learn", ">u4")])
+_BOOK_CHUNK = 2**20  # entries read at a time: memory stays at 16 MiB whatever the book
+
+
+def check_polyglot_book(path: str | Path) -> None:
+    """Refuse a file that is not a polyglot book, naming the first bad entry.
+
+    A polyglot book is a sorted array of 16-byte entries (key, move, weight, learn; big
+    endian). Besides the size, every entry is checked as python-chess's reader and the
+    binary search over keys assume: keys in ascending order, a move with distinct from
+    and to squares, a promotion code of 0-4 and the high bit clear. A file that is not a
+    book (text, an image, random bytes, zeros) fails within its first entries.
+    """
+    p = check_user_file(path, "opening book", MAX_BOOK_BYTES)
+    info = p.stat()
+    _check_book_entries(str(p.resolve()), info.st_size, info.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _check_book_entries(path: str, size: int, mtime_ns: int) -> None:
+    """``check_polyglot_book``'s walk over the entries (once per file version)."""
     if size == 0 or size % 16:
-        raise InputFileError(f"opening book {path} is not a polyglot book ({size:,} bytes, "
-                             "not a whole number of 16-byte entries)")
+        raise InputFileError(f"opening book {quote(path)} is not a polyglot book ({size:,} "
+                             "bytes, not a whole number of 16-byte entries)")
+    last_key = 0
+    done = 0
+    with open_user_file(path, "opening book", MAX_BOOK_BYTES) as fh:
+        while True:
+            raw = fh.read(_BOOK_CHUNK * 16)
+            if not raw:
+                break
+            entries = np.frombuffer(raw[:len(raw) - len(raw) % 16], _BOOK_ENTRY)
+            keys, moves = entries["key"], entries["move"]
+            to_sq, from_sq = moves & 63, (moves >> 6) & 63
+            promo, high = (moves >> 12) & 7, moves >> 15
+            bad_move = (from_sq == to_sq) | (promo > 4) | (high != 0)
+            unsorted = np.concatenate([[keys[0] < last_key], keys[1:] < keys[:-1]])
+            bad = np.flatnonzero(bad_move | unsorted)
+            if bad.size:
+                i = int(bad[0])
+                why = ("its keys are not in ascending order" if unsorted[i] else
+                       f"move code 0x{int(moves[i]):04x} is not a polyglot move")
+                raise InputFileError(f"opening book {quote(path)} is not a polyglot book: "
+                                     f"entry {done + i:,} (byte {16 * (done + i):,}): {why}")
+            last_key = int(keys[-1])
+            done += len(entries)
 
 
 def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None = None,
@@ -97,7 +136,7 @@ def book_line(path: str | Path, plies: int, seed: int, start: chess.Board | None
     board = (start or chess.Board()).copy()
     rng = np.random.default_rng(seed)
     moves: list[str] = []
-    _check_book(path)
+    check_polyglot_book(path)
     with chess.polyglot.open_reader(str(path)) as reader:
         for _ in range(plies):
             entries = list(reader.find_all(board))  # legal moves of weight >= 1 only
@@ -176,7 +215,7 @@ def _build(spec: OpeningSpec, count: int, seed: int,
             elif spec.side in ("white", "black"):
                 side = chess.WHITE if spec.side == "white" else chess.BLACK
             else:
-                raise ConfigError(f"openings.side {spec.side!r} needs a match")
+                raise ConfigError(f"openings.side {quote(spec.side)} needs a match")
             name = f"{spec.piece}-odds-{'white' if side else 'black'}"
             out.append(Opening(name, check_board(odds_board(spec.piece, side)).fen()))
         return out

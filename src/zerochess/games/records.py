@@ -26,9 +26,16 @@ import chess
 import chess.pgn
 
 from zerochess.errors import ConfigError
+from zerochess.games.clocks import TIME_FORFEIT
 from zerochess.positions import parse_fen
 
 MOVE_CAP = "move_cap"
+# how an engine can lose a game off the board (cutechess's adjudications: an illegal move,
+# a crash or a stalled connection lose the game)
+ILLEGAL_MOVE, ENGINE_CRASH, ENGINE_TIMEOUT = "illegal_move", "engine_crash", "engine_timeout"
+ENGINE_FAILURES = (ILLEGAL_MOVE, ENGINE_CRASH, ENGINE_TIMEOUT)
+# games decided off the board: on time, or by an engine's failure
+OFF_THE_BOARD = (TIME_FORFEIT, *ENGINE_FAILURES)
 SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
 
@@ -113,7 +120,9 @@ class GameRecord:
     tags: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     max_plies: int | None = None
     time_control: str | None = None  # PGN TimeControl ("10+0.1") of a game on real clocks
-    forfeit: str | None = None  # how a time forfeit happened (who took how long)
+    # how a game was lost off the board: a time forfeit (who took how long), or an engine's
+    # illegal move, crash or time-out (what it did); also the game's final PGN comment
+    forfeit: str | None = None
 
     @property
     def plies(self) -> int:
@@ -151,7 +160,7 @@ class GameRecord:
         if self.time_control is not None:
             h["TimeControl"] = self.time_control
         if self.forfeit is not None:
-            h["TimeForfeit"] = self.forfeit
+            h["TimeForfeit" if self.termination == TIME_FORFEIT else "Forfeit"] = self.forfeit
         for k, v in self.tags.items():
             h[_tag_name(k)] = str(v)
         node: chess.pgn.GameNode = game
@@ -162,6 +171,8 @@ class GameRecord:
                 node.set_emt(st.time_ms / 1000)
             if st.clock_ms is not None:
                 node.set_clock(st.clock_ms / 1000)
+        if self.forfeit is not None and self.termination != TIME_FORFEIT:
+            node.comment = " ".join(x for x in (node.comment, self.forfeit) if x)
         return game
 
     def csv_row(self) -> dict[str, Any]:
@@ -181,7 +192,8 @@ BASE_FIELDS = ["index", "white", "black", "result", "score_white", "termination"
 # PGN headers with a meaning of their own (a "Variant" header would change the rules)
 _RESERVED = {"Event", "Site", "Date", "Round", "White", "Black", "Result", "Variant", "FEN",
              "SetUp", "Termination", "PlyCount", "Opening", "Seed", "GameIndex",
-             "Adjudication", "TimeControl", "TimeForfeit", "ECO", "Annotator", "Mode",
+             "Adjudication", "TimeControl", "TimeForfeit", "Forfeit", "ECO", "Annotator",
+             "Mode",
              "WhiteElo", "BlackElo"}
 
 
@@ -281,6 +293,11 @@ def pgn_game_row(segment: str, tag_fields: Sequence[str]) -> dict[str, Any] | No
             cap = _ADJUDICATION.search(h.get("Adjudication", ""))
             if cap is None or game_end(board, len(moves), int(cap.group(1))) != (
                     "1/2-1/2", MOVE_CAP):
+                return None
+        elif termination in OFF_THE_BOARD:
+            # lost on time or by an engine's failure: the board shows no end, and the game
+            # can only have been decided this way before it
+            if game_end(board, len(moves), None) is not None:
                 return None
         elif game_end(board, len(moves), None) != (result, termination):
             return None

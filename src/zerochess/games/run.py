@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.checkpoints import DEFAULT_INTERVAL_S, GameCheckpoints
 from zerochess.games.config import PlayerSpec, RunConfig
 from zerochess.games.loop import GameSpec, RunStats, play_games
@@ -89,8 +89,8 @@ def check_resumed_games(out_dir: Path, specs: Sequence[GameSpec],
             if str(row.get(key)) != str(value):
                 raise ConfigError(
                     f"{out_dir} holds game {spec.index} of another run ({key} "
-                    f"{row.get(key)!r}, this run has {str(value)!r}); choose another output "
-                    "folder or delete it")
+                    f"{quote(row.get(key))}, this run has {quote(str(value))}); choose "
+                    "another output folder or delete it")
 
 
 def run_games(config: RunConfig, out_dir: str | Path, specs: Sequence[GameSpec],

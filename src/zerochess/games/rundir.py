@@ -17,8 +17,9 @@ from typing import Any
 
 import yaml
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, UserError
 from zerochess.provenance import provenance, versions_differ
+from zerochess.yaml_config import load_yaml_file
 
 CONFIG_FILE = "config.yaml"
 VERSIONS_FILE = "versions.yaml"
@@ -60,10 +61,7 @@ def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any], *,
     resolved = _plain(resolved)
     cfg_path = out / CONFIG_FILE
     if cfg_path.is_file():
-        try:
-            old = yaml.safe_load(cfg_path.read_bytes().decode("utf-8", errors="replace"))
-        except yaml.YAMLError:
-            old = None
+        old = _read_yaml(cfg_path)
         if not isinstance(old, dict):
             old = None
         if old is not None and old != resolved and _has_games(out):
@@ -77,16 +75,22 @@ def prepare_run_dir(out_dir: str | Path, resolved: dict[str, Any], *,
     return out
 
 
+def _read_yaml(path: Path) -> Any:
+    """A run folder's own YAML file, or None when it is damaged (unreadable, not YAML,
+    beyond the loader's limits): the caller replaces it."""
+    try:
+        return load_yaml_file(path, "run file")
+    except UserError:
+        return None
+
+
 def _check_versions(out: Path, now: dict[str, Any], force: bool) -> None:
     """Write ``versions.yaml`` for a new run; for a resume compare and refuse or record."""
     path = out / VERSIONS_FILE
     if not path.is_file():
         path.write_text(yaml.safe_dump(now, sort_keys=False))
         return
-    try:
-        old = yaml.safe_load(path.read_text(errors="replace"))
-    except yaml.YAMLError:
-        old = None
+    old = _read_yaml(path)
     if not isinstance(old, dict) or not old:
         # a damaged versions.yaml says nothing about the run: replace it, as a damaged
         # config.yaml is (the games themselves are checked when the run resumes)

@@ -133,12 +133,10 @@ def _write_csv(path: Path, fields: Sequence[str], rows: Iterable[Any]) -> None:
 
 def plot_time_use(curve: Sequence[CurvePoint], path: Path, title: str) -> None:
     """Mean seconds per move number (95% band) and mean clock left, one line per player."""
-    import matplotlib
+    from matplotlib.figure import Figure  # not pyplot: the caller's backend is left alone
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig = Figure(figsize=(8, 7))
+    ax, ax2 = fig.subplots(2, 1, sharex=True)
     for player in sorted({c.player for c in curve}):
         pts = [c for c in curve if c.player == player]
         x = [c.move_number for c in pts]
@@ -159,7 +157,6 @@ def plot_time_use(curve: Sequence[CurvePoint], path: Path, title: str) -> None:
     ax2.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def write_time_use(run_dir: str | Path, title: str) -> dict[str, Any]:

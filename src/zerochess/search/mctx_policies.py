@@ -29,6 +29,7 @@ from zerochess.chess.history import MAX_REPETITIONS, REPETITION_WINDOW, RootHist
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.chess.rules import GameStatus
 from zerochess.chess.state import PositionArrays, position_hash
+from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.search.api import Searcher, batch_keys, tree_key
 from zerochess.search.config import SearchConfig, SearchParams, stack_configs
 from zerochess.search.gather import ExpandRequest
@@ -185,7 +186,7 @@ class MctxSearcher:
     def __init__(self, searcher: Searcher, policy: str = "muzero",
                  max_num_considered_actions: int = 16):
         if policy not in POLICIES:
-            raise ValueError(f"unknown mctx policy {policy!r}; choose from {POLICIES}")
+            raise ConfigError(f"unknown mctx policy {quote(policy)}; choose from {POLICIES}")
         self.searcher = searcher
         self.policy = policy
         self.max_num_considered_actions = max_num_considered_actions
@@ -196,7 +197,7 @@ class MctxSearcher:
                num_simulations: int = 800, seed: int = 0) -> list[SearchResult]:
         boards = list(boards)
         if not boards:
-            raise ValueError("no positions to search")
+            raise PositionError("no positions to search")
         roots = self.searcher.prepare_roots(boards, batch_keys(seed, len(boards)))
         params = stack_configs([config] * len(boards))
         rng = jax.random.wrap_key_data(jnp.asarray(tree_key(seed, 2**31 - 1)))

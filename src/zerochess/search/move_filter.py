@@ -124,7 +124,7 @@ def _moves(moves: Any, name: str) -> tuple[chess.Move, ...]:
         if not isinstance(move, chess.Move):
             raise ConfigError(f"{name}[{i}] must be a chess.Move, got {quote(move)}")
         if not move or move.drop is not None:
-            raise ConfigError(f"{name}[{i}]: {move.uci()!r} is not a chess move")
+            raise ConfigError(f"{name}[{i}]: {quote(move.uci())} is not a chess move")
         out.append(move)
     return tuple(out)
 

@@ -78,8 +78,11 @@ class SearchResult:
     ``q``/``wl``/``d`` are from the root side to move's view; ``q`` is NaN for moves
     never visited. ``pvs[i]`` is the best continuation *after* ``moves[i]``; ``pv``
     starts with ``best_move``. ``prior`` is the search policy (temperature, noise; 0 for
-    a move proven to lose, which lc0 clears and shows as ``P: 0.00%``); ``policy`` the raw
-    network policy at temperature 1; ``v`` the network's own W - L of the position after
+    a move proven to lose, which lc0 clears and shows as ``P: 0.00%``), always the
+    network's: where the mate check sent the search to a mating move first (one-hot
+    search priors), ``prior`` still holds the network's prior at the search temperature
+    and ``mate_check`` is that move's index (-1: none); ``policy`` the raw network policy
+    at temperature 1; ``v`` the network's own W - L of the position after
     each move, from the root side (NaN if it was not evaluated by the network: not
     visited, or a game end). ``m`` is each move's mean moves left (lc0's M, plies to the
     game's end) and ``root_moves_left`` the root's, NaN without a moves-left head (and
@@ -148,6 +151,7 @@ class SearchResult:
         default_factory=lambda: np.zeros((0, 1), np.int64))
     draw_score: float = 0.0
     stopped: bool = False  # a stopper of the search core ended this tree (KLD gain)
+    mate_check: int = -1  # the move the mate check sent the search to first (-1: none)
 
     @property
     def nodes_per_second(self) -> float:
@@ -186,10 +190,17 @@ class SearchResult:
         plies = float(self.plies[index]) if len(self.plies) else 0.0
         return mate_in_moves(plies, float(result))
 
-    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE) -> Score:
+    def score(self, index: int | None = None, score_type: str = DEFAULT_SCORE_TYPE
+              ) -> Score | None:
         """The score lc0 prints for ``moves[index]`` (default: the best move): ``mate``
         for a proven win/loss, else ``cp`` with ``score_type`` (see
-        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille."""
+        ``zerochess.search.scores``; default lc0's ``WDL_mu``); ``wdl`` per mille.
+
+        A move the search never visited has no score: None (``--json`` prints null, the
+        table ``-``), not the root's. Without an index, a search that visited no move
+        scores the position itself (the root)."""
+        if index is not None and self.visits[index] == 0 and self.proven(index) is None:
+            return None
         index = self.best_index if index is None else index
         wdl = self.wdl_permille(index)
         mate = self.mate(index)
@@ -303,6 +314,20 @@ def decode_line(board: chess.Board, indices: np.ndarray) -> list[chess.Move]:
     return line
 
 
+def _network_prior(prior: np.ndarray, policy: np.ndarray, temperature: float
+                   ) -> tuple[np.ndarray, int]:
+    """(the prior to show, the mate check's move or -1). The mate check replaces a root's
+    search priors with a one-hot on the mating move; the network's prior at the search
+    temperature is ``policy ** (1 / T)`` renormalised (``policy`` is the softmax at T = 1)."""
+    if len(prior) < 2 or np.count_nonzero(prior) != 1 or prior.max() != 1.0:
+        return prior, -1
+    tempered = np.power(policy.astype(np.float64), 1.0 / max(float(temperature), 1e-3))
+    total = tempered.sum()
+    if not np.isfinite(total) or total <= 0:
+        return prior, -1
+    return (tempered / total).astype(prior.dtype), int(np.argmax(prior))
+
+
 def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
             search_time_s: np.ndarray | None = None,
             moves: list[list[chess.Move]] | None = None, pvs: bool = True
@@ -334,10 +359,17 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
         root_wl, root_d = float(view["root_wl"][i]), float(view["root_d"][i])
         draw = float(view["draw_score"][i])
         best = int(view["best_slot"][i])
+        # where the mate check made the search priors one-hot, show the network's prior
+        prior, mate_check = _network_prior(view["prior"][i, :m].copy(),
+                                           view["policy"][i, :m],
+                                           float(view["policy_temperature"][i]))
+        if mate_check >= 0:  # a move proven to lose still shows 0, as lc0 clears it
+            lost = (visits > 0) & (view["lower"][i, :m] == -1) & (view["upper"][i, :m] == -1)
+            prior = np.where(lost, 0.0, prior).astype(prior.dtype)
         results_i = SearchResult(
             board=board.copy(), moves=legal, visits=visits,
             q=view["q"][i, :m].astype(np.float32), wl=view["wl"][i, :m].astype(np.float32),
-            d=view["d"][i, :m].astype(np.float32), prior=view["prior"][i, :m].copy(),
+            d=view["d"][i, :m].astype(np.float32), prior=prior,
             policy=view["policy"][i, :m].copy(), pvs=lines,
             best_index=best if best >= 0 else int(np.argmax(view["prior"][i, :m])),
             root_visits=int(view["root_visits"][i]), root_q=root_wl + draw * root_d,
@@ -365,7 +397,7 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
             u=view["u"][i, :m].astype(np.float32), s=view["s"][i, :m].astype(np.float32),
             q_shown=view["q_shown"][i, :m].astype(np.float32), fpu=float(view["fpu"][i]),
             root_in_flight=int(view["root_in_flight"][i]), pv_visits=pv_visits,
-            draw_score=draw, stopped=bool(view["stopped"][i]))
+            draw_score=draw, stopped=bool(view["stopped"][i]), mate_check=mate_check)
         out.append(results_i)
     return out
 

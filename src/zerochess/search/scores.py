@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from zerochess.errors import ConfigError, quote
+
 SCORE_TYPES = ("centipawn", "centipawn_with_drawscore", "centipawn_2019", "centipawn_2018",
                "centipawn_v021", "win_percentage", "Q", "W-L", "WDL_mu")
 DEFAULT_SCORE_TYPE = "WDL_mu"
@@ -93,7 +95,7 @@ def centipawns(wl: float, d: float, q: float | None = None,
         return _trunc(q * 10000.0)
     if score_type == "W-L":
         return _trunc(wl * 10000.0)
-    raise ValueError(f"unknown score type {score_type!r}; known: {', '.join(SCORE_TYPES)}")
+    raise ConfigError(f"unknown score type {quote(score_type)}; known: {', '.join(SCORE_TYPES)}")
 
 
 def wdl_permille(wl: float, d: float) -> tuple[int, int, int]:

@@ -164,7 +164,7 @@ def root_view(tree: Tree, params: Any, root_policy: chex.Array, rows: chex.Array
         raw_wdl=tree.raw_wdl[0], root_lower=-tree.upper[0], root_upper=-tree.lower[0],
         root_plies=tree.plies[0], node_count=tree.node_count, edge_count=tree.edge_count,
         full=tree.full, dropped=tree.dropped, simulations=tree.simulations,
-        draw_score=params.draw_score,
+        draw_score=params.draw_score, policy_temperature=params.policy_temperature,
         **{f"stat_{name}": value for name, value in tree.stats.items()})
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zerochess.errors import ConfigError, UserError
 from zerochess.training.examples import Examples, check_examples, concat_examples
 
 
@@ -21,7 +22,7 @@ class ReplayBuffer:
 
     def __init__(self, window_games: int) -> None:
         if window_games < 1:
-            raise ValueError(f"window_games must be >= 1, got {window_games}")
+            raise ConfigError(f"window_games must be >= 1, got {window_games}")
         self.window_games = int(window_games)
         self._games: collections.deque[Examples] = collections.deque()
         self.games_added = 0  # every game ever added (also those out of the window)
@@ -59,7 +60,7 @@ class ReplayBuffer:
         """``batch_size`` examples drawn uniformly (with replacement) from the window."""
         flat = self.examples()
         if len(flat) == 0:
-            raise ValueError("cannot sample from an empty replay buffer")
+            raise UserError("cannot sample from an empty replay buffer")
         return flat.take(rng.integers(0, len(flat), size=batch_size))
 
     # --- saving ----------------------------------------------------------------------------
@@ -79,7 +80,7 @@ class ReplayBuffer:
         check_examples(flat)
         lengths = np.asarray(state["game_lengths"], np.int64)
         if int(lengths.sum()) != len(flat):
-            raise ValueError("replay buffer state: game lengths do not add up to the examples")
+            raise UserError("replay buffer state: game lengths do not add up to the examples")
         start = 0
         for n in lengths:
             buf._games.append(flat.take(slice(start, start + int(n))))

@@ -22,6 +22,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from zerochess.errors import ConfigError
 from zerochess.training.buffer import ReplayBuffer
 from zerochess.training.examples import Examples, empty_examples
 from zerochess.training.trainer import TrainState
@@ -32,7 +33,7 @@ class Checkpointer:
 
     def __init__(self, directory: str | Path, keep: int = 2) -> None:
         if keep < 1:
-            raise ValueError(f"checkpoints to keep must be >= 1, got {keep}")
+            raise ConfigError(f"checkpoints to keep must be >= 1, got {keep}")
         self.directory = Path(directory).absolute()
         self._manager = ocp.CheckpointManager(
             self.directory, options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True))

@@ -79,7 +79,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zerochess.errors import ConfigError
+from zerochess.errors import ConfigError, quote
 from zerochess.games.config import (
     OpeningSpec,
     PlayerSpec,
@@ -95,17 +95,18 @@ from zerochess.neural.lc0_export import ENCODINGS
 from zerochess.training.losses import LossConfig
 from zerochess.training.schedule import NsclScheduleConfig
 from zerochess.training.trainer import OptimizerConfig
+from zerochess.user_files import check_user_file
 
 BUILTIN_OPPONENTS = ("initial", "builtin", "stockfish")
 
 
 def _as_float(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ConfigError(f"{where} must be a number, got {value!r}")
+        raise ConfigError(f"{where} must be a number, got {quote(value)}")
     try:
         return float(value)
     except ValueError:
-        raise ConfigError(f"{where} must be a number, got {value!r}") from None
+        raise ConfigError(f"{where} must be a number, got {quote(value)}") from None
 
 
 def _material_scale(value: Any) -> float | None:
@@ -115,7 +116,7 @@ def _material_scale(value: Any) -> float | None:
     scale = _as_float(value, "selfplay.material_value_scale")
     if not math.isfinite(scale) or scale <= 0:
         raise ConfigError(f"selfplay.material_value_scale must be a number of pawns > 0, "
-                          f"got {value!r}")
+                          f"got {quote(value)}")
     return scale
 
 
@@ -132,7 +133,7 @@ def _dataclass_from(cls: type, values: Mapping[str, Any] | None, where: str) -> 
             kwargs[key] = as_bool(value, f"{where}.{key}")
         elif isinstance(default, tuple):
             if not isinstance(value, (list, tuple)):
-                raise ConfigError(f"{where}.{key} must be a list, got {value!r}")
+                raise ConfigError(f"{where}.{key} must be a list, got {quote(value)}")
             conv = int if key.endswith("boundaries") else float
             kwargs[key] = tuple(as_int(v, f"{where}.{key}") if conv is int
                                 else _as_float(v, f"{where}.{key}") for v in value)
@@ -166,13 +167,13 @@ class NetworkConfig:
 
     def __post_init__(self) -> None:
         if self.blocks < 0 or self.filters < 1 or self.se_ratio < 0:
-            raise ValueError("need blocks >= 0, filters >= 1, se_ratio >= 0")
+            raise ConfigError("need blocks >= 0, filters >= 1, se_ratio >= 0")
         if self.policy not in ("conv", "classical"):
-            raise ValueError(f"policy must be conv or classical, got {self.policy!r}")
+            raise ConfigError(f"policy must be conv or classical, got {quote(self.policy)}")
         if self.value not in ("wdl", "classical"):
-            raise ValueError(f"value must be wdl or classical, got {self.value!r}")
+            raise ConfigError(f"value must be wdl or classical, got {quote(self.value)}")
         if self.activation not in ("relu", "mish"):
-            raise ValueError(f"activation must be relu or mish, got {self.activation!r}")
+            raise ConfigError(f"activation must be relu or mish, got {quote(self.activation)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,8 +239,7 @@ class TrainConfig:
             init = Path(str(network.init)).expanduser()
             if not init.is_absolute() and base_dir is not None and not init.exists():
                 init = base_dir / init
-            if not init.is_file():
-                raise ConfigError(f"network.init: file not found: {network.init}")
+            check_user_file(init, "network.init file", error=ConfigError)
             network = dataclasses.replace(network, init=str(init))
 
         sp = dict(values.get("selfplay") or {})
@@ -299,13 +299,13 @@ class TrainConfig:
         for i, opp in enumerate(raw_opponents):
             if isinstance(opp, str):
                 if opp not in BUILTIN_OPPONENTS:
-                    raise ConfigError(f"evaluation.opponents[{i}]: unknown opponent {opp!r};"
+                    raise ConfigError(f"evaluation.opponents[{i}]: unknown opponent {quote(opp)};"
                                           f" known: {', '.join(BUILTIN_OPPONENTS)} or a player")
                 opponents.append(opp)
             else:
                 spec = PlayerSpec.from_dict(opp, f"evaluation.opponents[{i}]", f"opponent{i}")
                 if spec.name in ("trained", *BUILTIN_OPPONENTS):
-                    raise ConfigError(f"evaluation.opponents[{i}]: name {spec.name!r} is "
+                    raise ConfigError(f"evaluation.opponents[{i}]: name {quote(spec.name)} is "
                                           "reserved")
                 opponents.append(spec)
         games_eval = as_int(ev.get("games", 20), "evaluation.games", minimum=0)
@@ -328,7 +328,7 @@ class TrainConfig:
         encoding = str(ex.get("encoding", "linear16"))
         if encoding not in ENCODINGS:
             raise ConfigError(f"export.encoding must be one of {', '.join(ENCODINGS)}, "
-                                  f"got {encoding!r}")
+                                  f"got {quote(encoding)}")
         return cls(
             name=str(values.get("name", default_name)),
             seed=as_int(values.get("seed", 0), "seed", minimum=0),

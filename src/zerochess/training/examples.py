@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES, NUM_MOVES
+from zerochess.errors import UserError, quote
 
 NUM_PLANES = 112
 ILLEGAL = -1.0  # lc0's policy target value of an illegal move
@@ -89,7 +90,7 @@ def check_examples(ex: Examples) -> None:
                                        strict=True):
         arr = np.asarray(arr)
         if arr.shape != (n, *shape) or arr.dtype != dtype:
-            raise ValueError(f"examples.{name}: expected {np.dtype(dtype).name} {(n, *shape)}, "
+            raise UserError(f"examples.{name}: expected {np.dtype(dtype).name} {(n, *shape)}, "
                              f"got {arr.dtype.name} {arr.shape}")
 
 
@@ -104,13 +105,13 @@ def compact_planes(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     planes = np.asarray(planes, np.float32)
     if planes.shape[-3:] != (NUM_PLANES, 8, 8):
-        raise ValueError(f"planes must be [..., 112, 8, 8], got {planes.shape}")
+        raise UserError(f"planes must be [..., 112, 8, 8], got {planes.shape}")
     flat = planes.reshape(*planes.shape[:-2], 64)
     mask = flat != 0
     values = np.where(mask.any(-1), np.take_along_axis(
         flat, np.argmax(mask, -1)[..., None], -1)[..., 0], 0.0).astype(np.float32)
     if np.any(mask & (flat != values[..., None])):
-        raise ValueError("a plane holds more than one non-zero value: not lc0 input planes")
+        raise UserError("a plane holds more than one non-zero value: not lc0 input planes")
     bits = np.packbits(mask, axis=-1, bitorder="little")
     return bits, values
 
@@ -185,7 +186,7 @@ def result_wdl(result: str | np.ndarray, white_to_move: np.ndarray) -> np.ndarra
         row = np.array([0.0, 1.0, 0.0], np.float32)
         return np.tile(row, (white_to_move.size, 1))
     if result not in ("1-0", "0-1"):
-        raise ValueError(f"unknown game result {result!r} (expected 1-0, 0-1 or 1/2-1/2)")
+        raise UserError(f"unknown game result {quote(result)} (expected 1-0, 0-1 or 1/2-1/2)")
     mover_won = white_to_move == (result == "1-0")
     out = np.zeros((white_to_move.size, 3), np.float32)
     out[mover_won, 0] = 1.0

@@ -28,6 +28,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from zerochess.errors import ConfigError, quote
 from zerochess.training.examples import Batch
 
 ILLEGAL_LOGIT = -1.0e10  # lc0's filler for masked (illegal) moves
@@ -52,14 +53,14 @@ class LossConfig:
     def __post_init__(self) -> None:
         for name in ("policy_weight", "value_weight", "moves_left_weight", "reg_weight", "l2"):
             if getattr(self, name) < 0:
-                raise ValueError(f"loss.{name} must be >= 0, got {getattr(self, name)}")
+                raise ConfigError(f"loss.{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.q_ratio <= 1.0:
-            raise ValueError(f"loss.q_ratio must be in [0, 1], got {self.q_ratio}")
+            raise ConfigError(f"loss.q_ratio must be in [0, 1], got {self.q_ratio}")
         if self.q_source not in ("best", "root"):
-            raise ValueError(f"loss.q_source must be 'best' or 'root', got {self.q_source!r}")
+            raise ConfigError(f"loss.q_source must be 'best' or 'root', got {quote(self.q_source)}")
         for name in ("policy_temperature", "moves_left_scale", "moves_left_delta"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"loss.{name} must be > 0, got {getattr(self, name)}")
+                raise ConfigError(f"loss.{name} must be > 0, got {getattr(self, name)}")
 
 
 def policy_loss(logits: jax.Array, target: jax.Array, mask_illegal: bool = True,

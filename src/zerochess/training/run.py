@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from zerochess.errors import UserError
 from zerochess.games.config import EngineSpec, OpeningSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
@@ -54,6 +55,7 @@ from zerochess.training.schedule import NsclState, decisive_ratio, next_state
 from zerochess.training.selfplay_data import Player, play_training_games
 from zerochess.training.tensorboard import TensorBoardLog
 from zerochess.training.trainer import OptimizerConfig, Trainer, TrainState, sample_rng
+from zerochess.yaml_config import load_yaml_file
 
 SELFPLAY_FIELDS = ["generation", "games_total", "games", "white_wins", "draws", "black_wins",
                    "adjudicated", "decisive_ratio", "n_scl", "nodes", "positions", "mean_plies",
@@ -263,8 +265,8 @@ def _allow_more_generations(out: Path, cfg: TrainConfig) -> None:
     if not path.is_file():
         return
     try:
-        old = yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
+        old = load_yaml_file(path, "run config file")
+    except UserError:
         return
     new = yaml.safe_load(yaml.safe_dump(cfg.to_dict()))
     if isinstance(old, dict) and {**old, "generations": None} == {**new, "generations": None}:
@@ -518,11 +520,8 @@ def _write_throughput(out: Path, cfg: TrainConfig, rates: dict[str, float]) -> N
 
 def _plots(out: Path) -> None:
     """Losses vs step, Elo vs training games, self-play W/D/L and (w+l)/d."""
-    import matplotlib
     import pandas as pd
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: the caller's backend is left alone
 
     metrics = out / "metrics"
 
@@ -532,7 +531,8 @@ def _plots(out: Path) -> None:
 
     tr, ev, sp = read("train.csv"), read("eval.csv"), read("selfplay.csv")
     if tr is not None and len(tr):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for col in ("loss", "policy", "value", "moves_left"):
             ax.plot(tr["step"], tr[col], marker=".", label=col)
         ax.set_xlabel("training step")
@@ -540,9 +540,9 @@ def _plots(out: Path) -> None:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "plots" / "losses.png", dpi=110)
-        plt.close(fig)
     if ev is not None and len(ev):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for name, g in ev.groupby("opponent"):
             elo = g["elo"].clip(-800, 800)
             err = [elo - g["elo_low"].clip(-800, 800), g["elo_high"].clip(-800, 800) - elo]
@@ -554,9 +554,9 @@ def _plots(out: Path) -> None:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "plots" / "elo.png", dpi=110)
-        plt.close(fig)
     if sp is not None and len(sp):
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
+        fig = Figure(figsize=(9, 3.5))
+        a1, a2 = fig.subplots(1, 2)
         n = sp["games"].clip(lower=1)
         a1.stackplot(sp["generation"], sp["white_wins"] / n, sp["draws"] / n,
                      sp["black_wins"] / n, labels=["white wins", "draws", "black wins"])
@@ -569,7 +569,6 @@ def _plots(out: Path) -> None:
         a2.set_ylabel("(w + l) / d")
         fig.tight_layout()
         fig.savefig(out / "plots" / "selfplay.png", dpi=110)
-        plt.close(fig)
 
 
 def _write_summary(out: Path, cfg: TrainConfig, summary: dict[str, Any]) -> None:

@@ -18,6 +18,8 @@ import dataclasses
 import math
 from typing import Any
 
+from zerochess.errors import ConfigError
+
 
 @dataclasses.dataclass(frozen=True)
 class NsclScheduleConfig:
@@ -36,15 +38,15 @@ class NsclScheduleConfig:
 
     def __post_init__(self) -> None:
         if not 0 < self.target_low <= self.target_high:
-            raise ValueError("nscl_schedule: need 0 < target_low <= target_high, got "
+            raise ConfigError("nscl_schedule: need 0 < target_low <= target_high, got "
                              f"{self.target_low}, {self.target_high}")
         if self.factor <= 1:
-            raise ValueError(f"nscl_schedule.factor must be > 1, got {self.factor}")
+            raise ConfigError(f"nscl_schedule.factor must be > 1, got {self.factor}")
         if not 1 <= self.min_n_scl <= self.initial_n_scl <= self.max_n_scl:
-            raise ValueError("nscl_schedule: need 1 <= min_n_scl <= initial_n_scl <= "
+            raise ConfigError("nscl_schedule: need 1 <= min_n_scl <= initial_n_scl <= "
                              "max_n_scl")
         if self.stable_generations < 0 or self.min_games < 1:
-            raise ValueError("nscl_schedule: stable_generations must be >= 0 and "
+            raise ConfigError("nscl_schedule: stable_generations must be >= 0 and "
                              "min_games >= 1")
 
 

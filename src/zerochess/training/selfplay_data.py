@@ -21,6 +21,7 @@ import numpy as np
 
 from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES, move_to_index
+from zerochess.errors import ConfigError, quote
 from zerochess.games.config import PlayerSpec
 from zerochess.games.loop import GameSpec, RunStats, play_games
 from zerochess.games.records import GameRecord, GameWriter
@@ -47,7 +48,7 @@ class Player:
 
     def __post_init__(self) -> None:
         if not self.spec.is_engine and self.model is None:
-            raise ValueError(f"player {self.spec.name!r} searches but has no model")
+            raise ConfigError(f"player {quote(self.spec.name)} searches but has no model")
 
 
 @dataclasses.dataclass

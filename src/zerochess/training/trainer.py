@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from zerochess.errors import ConfigError, quote
 from zerochess.neural.model import Model
 from zerochess.training.examples import Examples, to_batch
 from zerochess.training.losses import LossConfig, loss_terms
@@ -42,19 +43,19 @@ class OptimizerConfig:
 
     def __post_init__(self) -> None:
         if self.type not in ("sgd", "adam", "adamw"):
-            raise ValueError(f"optimizer.type must be sgd, adam or adamw, got {self.type!r}")
+            raise ConfigError(f"optimizer.type must be sgd, adam or adamw, got {quote(self.type)}")
         if not self.lr_values:
-            raise ValueError("optimizer.lr_values must hold at least one learning rate")
+            raise ConfigError("optimizer.lr_values must hold at least one learning rate")
         if len(self.lr_boundaries) != len(self.lr_values) - 1:
-            raise ValueError(f"optimizer: {len(self.lr_values)} lr_values need "
+            raise ConfigError(f"optimizer: {len(self.lr_values)} lr_values need "
                              f"{len(self.lr_values) - 1} lr_boundaries, got "
                              f"{len(self.lr_boundaries)}")
         if list(self.lr_boundaries) != sorted(self.lr_boundaries):
-            raise ValueError("optimizer.lr_boundaries must be increasing")
+            raise ConfigError("optimizer.lr_boundaries must be increasing")
         if any(v < 0 for v in self.lr_values):
-            raise ValueError("optimizer.lr_values must be >= 0")
+            raise ConfigError("optimizer.lr_values must be >= 0")
         if self.warmup_steps < 0 or self.max_grad_norm < 0:
-            raise ValueError("optimizer.warmup_steps and max_grad_norm must be >= 0")
+            raise ConfigError("optimizer.warmup_steps and max_grad_norm must be >= 0")
 
 
 def lr_schedule(config: OptimizerConfig) -> optax.Schedule:

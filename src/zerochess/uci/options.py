@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from zerochess.errors import ConfigError, quote
 from zerochess.search.contempt import (
     DEFAULT_SCHEDULE,
     HYBRID_RATIO_MODES,
@@ -35,7 +36,7 @@ from zerochess.search.contempt import (
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, SCORE_TYPES
 
 
-class OptionError(ValueError):
+class OptionError(ConfigError):
     """A bad ``setoption``: unknown name or invalid value (the message names both)."""
 
 
@@ -79,22 +80,23 @@ class UciOption:
             return True
         if self.kind == "check":
             if text not in ("true", "false"):
-                raise OptionError(f"option {self.name} must be true or false, got {text!r}")
+                raise OptionError(f"option {self.name} must be true or false, got {quote(text)}")
             return text == "true"
         if self.kind == "spin":
             try:
                 value = int(text)
             except ValueError:
-                raise OptionError(f"option {self.name} needs an integer, got {text!r}") from None
+                raise OptionError(f"option {self.name} needs an integer, "
+                                  f"got {quote(text)}") from None
             self._check_range(value)
             return value
         if self.kind == "float":
             try:
                 value = float(text)
             except ValueError:
-                raise OptionError(f"option {self.name} needs a number, got {text!r}") from None
+                raise OptionError(f"option {self.name} needs a number, got {quote(text)}") from None
             if not math.isfinite(value):
-                raise OptionError(f"option {self.name} needs a finite number, got {text!r}")
+                raise OptionError(f"option {self.name} needs a finite number, got {quote(text)}")
             self._check_range(value)
             return value
         if self.kind == "combo":
@@ -102,7 +104,7 @@ class UciOption:
                 if choice.lower() == text.lower():
                     return choice
             raise OptionError(f"option {self.name} must be one of {', '.join(self.choices)}; "
-                              f"got {text!r}")
+                              f"got {quote(text)}")
         return text
 
     def _check_range(self, value: float) -> None:
@@ -290,7 +292,7 @@ SEARCHER_OPTIONS = tuple(_SEARCHER_ARGS)  # a change rebuilds the engine's Searc
 def find_option(name: str) -> UciOption:
     option = _BY_NAME.get(name.strip().lower())
     if option is None:
-        raise OptionError(f"unknown option {name.strip()!r}")
+        raise OptionError(f"unknown option {quote(name.strip())}")
     return option
 
 

@@ -13,11 +13,12 @@ import dataclasses
 import chess
 
 from zerochess import positions
-from zerochess.errors import UserError
+from zerochess.errors import UserError, quote
 
 
-class UciError(ValueError):
-    """A malformed or unusable UCI command; the message names the problem."""
+class UciError(UserError):
+    """A malformed or unusable UCI command; the message names the problem (a
+    ``UserError``, so also a ``ValueError``)."""
 
 
 KNOWN_COMMANDS: dict[str, frozenset[str]] = {
@@ -84,7 +85,7 @@ def parse_command(line: str) -> Command | None:
     name = tokens[0]
     keywords = KNOWN_COMMANDS.get(name)
     if keywords is None:
-        raise UciError(f"unknown command: {line.strip()}")
+        raise UciError(f"unknown command: {quote(line.strip())}")
     if name == "setoption":
         return Command(name, _parse_setoption(line))
     params: dict[str, str] = {}
@@ -94,7 +95,7 @@ def parse_command(line: str) -> Command | None:
             current = token
             params[current] = ""
         elif current is None:
-            raise UciError(f"unexpected token {token!r} in {name!r} command")
+            raise UciError(f"unexpected token {quote(token)} in {quote(name)} command")
         else:
             params[current] = f"{params[current]} {token}".strip()
     return Command(name, params)
@@ -141,7 +142,7 @@ def parse_go(params: dict[str, str]) -> GoParams:
     for flag in ("infinite", "ponder"):
         if flag in params:
             if params[flag]:
-                raise UciError(f"unexpected token {params[flag].split()[0]!r} after go {flag}")
+                raise UciError(f"unexpected token {quote(params[flag].split()[0])} after go {flag}")
             values[flag] = True
     for key in _GO_NUMBERS:
         if key in params:
@@ -151,7 +152,7 @@ def parse_go(params: dict[str, str]) -> GoParams:
             try:
                 number = int(text)
             except ValueError:
-                raise UciError(f"go {key}: invalid value {text!r}") from None
+                raise UciError(f"go {key}: invalid value {quote(text)}") from None
             if not -_INT32 <= number < _INT32:
                 raise UciError(f"go {key}: out of range value {text}")
             if key in ("nodes", "depth", "movestogo", "movetime") and number < 0:
@@ -186,7 +187,8 @@ def parse_position(params: dict[str, str], chess960: bool = False) -> PositionSp
         raise UciError("position requires either fen or startpos")
     if "startpos" in params:
         if params["startpos"]:
-            raise UciError(f"unexpected token {params['startpos'].split()[0]!r} after startpos")
+            token = params["startpos"].split()[0]
+            raise UciError(f"unexpected token {quote(token)} after startpos")
         fen = "startpos"
     else:
         fen = params["fen"]

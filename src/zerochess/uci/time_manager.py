@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from zerochess.errors import ConfigError, quote
 from zerochess.uci.protocol import GoParams
 from zerochess.uci.stoppers import (
     HINT_IMMEDIATE_MOVE,
@@ -72,7 +73,7 @@ from zerochess.uci.stoppers import (
 )
 
 
-class TimeManagerError(ValueError):
+class TimeManagerError(ConfigError):
     """A bad ``TimeManager`` string (unknown manager or key, bad value)."""
 
 
@@ -90,7 +91,7 @@ def parse_options_string(text: str) -> dict[str, Any]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise TimeManagerError(f"cannot parse {text!r} at offset {pos}")
+            raise TimeManagerError(f"cannot parse {quote(text)} at offset {pos}")
         kind = m.lastgroup
         raw = m.group(kind)
         if kind == "string":
@@ -99,7 +100,7 @@ def parse_options_string(text: str) -> dict[str, Any]:
             try:
                 value: Any = float(raw) if any(c in raw for c in ".eE") else int(raw, 0)
             except ValueError:
-                raise TimeManagerError(f"bad number {raw!r} in {text!r}") from None
+                raise TimeManagerError(f"bad number {quote(raw)} in {quote(text)}") from None
             tokens.append(("value", value, m.start(kind)))
         elif kind == "ident":
             tokens.append(("ident", raw, m.start(kind)))
@@ -117,7 +118,7 @@ def parse_options_string(text: str) -> dict[str, Any]:
         tok = tokens[index]
         if tok[0] != kind:
             where = f"offset {tok[2]}" if tok[0] != "eof" else "the end"
-            raise TimeManagerError(f"cannot parse {text!r} at {where}: expected {kind!r}")
+            raise TimeManagerError(f"cannot parse {quote(text)} at {where}: expected {quote(kind)}")
         index += 1
         return tok[1]
 
@@ -125,14 +126,14 @@ def parse_options_string(text: str) -> dict[str, Any]:
         while peek()[0] == "ident":
             name = take("ident")
             if name in out:
-                raise TimeManagerError(f"{name!r} given twice in {text!r}")
+                raise TimeManagerError(f"{quote(name)} given twice in {quote(text)}")
             if peek()[0] == "=":
                 take("=")
                 kind, value, _ = peek()
                 if kind == "ident":
                     value = {"true": True, "false": False}.get(value, value)
                 elif kind != "value":
-                    raise TimeManagerError(f"{text!r}: expected a value for {name!r}")
+                    raise TimeManagerError(f"{quote(text)}: expected a value for {quote(name)}")
                 index_advance()
                 out[name] = value
             else:
@@ -170,10 +171,10 @@ class _Params:
                                            f"known: {_known(known, subdicts)}")
             elif key not in known:
                 hint = _RENAMED.get((manager, key), "")
-                raise TimeManagerError(f"{manager}: unknown setting {key!r}{hint}; "
+                raise TimeManagerError(f"{manager}: unknown setting {quote(key)}{hint}; "
                                        f"known: {_known(known, subdicts)}")
             elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TimeManagerError(f"{manager}: {key} needs a number, got {value!r}")
+                raise TimeManagerError(f"{manager}: {key} needs a number, got {quote(value)}")
         self.known = known
 
     def get(self, key: str) -> float:
@@ -589,14 +590,14 @@ def make_time_manager(spec: str, move_overhead_ms: int, slowmover: float = 1.0,
     names = [k for k, v in parsed.items() if isinstance(v, dict)]
     plain = [k for k, v in parsed.items() if not isinstance(v, dict)]
     if plain:
-        raise TimeManagerError(f"TimeManager {spec!r}: settings {plain} outside a manager's "
+        raise TimeManagerError(f"TimeManager {quote(spec)}: settings {plain} outside a manager's "
                                "parentheses, e.g. smooth(max-move-budget=0.3)")
     if len(names) != 1:
         raise TimeManagerError(f"exactly one time manager should be given, got {len(names)} "
-                               f"in {spec!r}")
+                               f"in {quote(spec)}")
     cls = MANAGERS.get(names[0])
     if cls is None:
-        raise TimeManagerError(f"unknown time manager {names[0]!r}; known: "
+        raise TimeManagerError(f"unknown time manager {quote(names[0])}; known: "
                                f"{', '.join(MANAGERS)}")
     return cls(move_overhead_ms, parsed[names[0]])
 
