@@ -138,7 +138,7 @@ class Node:
     def expand(self, evaluate: Evaluate, temperature: float, mate_check: bool = False) -> None:
         """lc0's ExtendNode + the network (or the terminal result); with ``mate_check`` a
         node whose side to move mates in one is proven (see the module docstring)."""
-        board, moves = self.board, list(self.board.legal_moves)
+        board, moves = self.board, list(self.board.legal_moves)  # (only: any at all?)
         if not moves:
             self.terminal = (1.0, 0.0) if board.is_check() else (0.0, 1.0)
         elif self.parent is not None:

@@ -12,7 +12,6 @@ import functools
 import chess
 import numpy as np
 import pytest
-from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
@@ -21,6 +20,7 @@ from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
 
 from gather_reference import ReferenceSearch, walk
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 MATE_IN_1 = [  # Lichess puzzles 000rZ, 001KR, 002Q2, 002vV
     "2kr1b1r/p1p2pp1/2pqN3/7p/6n1/2NPB3/PPP2PPP/R2Q1RK1 b - - 0 13",

@@ -25,7 +25,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess import compile_cache
 from zerochess.chess.expander import Expander
@@ -48,6 +47,7 @@ from zerochess.search.tree import node_edges
 from zerochess.uci.options import OptionError, OptionValues
 
 from gather_reference import ReferenceSearch, lc0_hybrid_ratio, walk
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 SIMS = 48
 MODEL = linear_model(seed=3)

@@ -10,7 +10,6 @@ import random
 import chess
 import numpy as np
 import pytest
-from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
@@ -18,6 +17,7 @@ from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
 
 from gather_reference import ReferenceSearch, collision_limit, walk
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 SIMS = 48
 MODEL = linear_model(seed=3)

@@ -14,7 +14,6 @@ import chess
 import numpy as np
 import pytest
 from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes
-from tree_walk import contempt_uniform, network_evaluate
 
 from zerochess.bench.puzzles import forces_mate, load_puzzles
 from zerochess.chess import state as chess_state
@@ -27,6 +26,7 @@ from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
 
 from gather_reference import ReferenceSearch, walk
+from tree_walk import contempt_uniform, network_evaluate
 
 MODEL = linear_model(seed=3)
 

@@ -14,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
@@ -23,6 +22,7 @@ from zerochess.search.config import SearchConfig, stack_configs
 from zerochess.search.selection import moves_left_utility
 
 from gather_reference import ReferenceSearch, m_utility, walk
+from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 WITH_HEAD = linear_model(seed=3, moves_left=True)
 NO_HEAD = linear_model(seed=3)  # the same policy and value weights, no head

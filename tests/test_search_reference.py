@@ -14,12 +14,13 @@ import random
 import chess
 import numpy as np
 import pytest
-from tree_walk import contempt_uniform, network_evaluate
 
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
+
+from tree_walk import contempt_uniform, network_evaluate, sorted_legal
 
 SIMS = 40
 MODEL = linear_model(seed=3)
@@ -44,7 +45,7 @@ class RefNode:
         self.n, self.wl, self.d = 0, 0.0, 0.0
         self.frozen: dict[int, int] | None = None
         self.terminal: tuple[float, float] | None = None
-        moves = list(board.legal_moves)
+        moves = sorted_legal(board)
         if not moves:
             self.terminal = (1.0, 0.0) if board.is_check() else (0.0, 1.0)
         elif not is_root:
@@ -164,7 +165,7 @@ def test_root_visits_equal_reference(searcher, cfg):
     mismatches = []
     for i, (board, res) in enumerate(zip(POSITIONS, results, strict=True)):
         ref = reference_root_visits(board, cfg, SIMS, tree_key(11, i))
-        assert [m for m in res.moves] == list(board.legal_moves)
+        assert [m for m in res.moves] == sorted_legal(board)
         if list(res.visits) != ref:
             mismatches.append((i, board.fen(), list(res.visits), ref))
     assert not mismatches, mismatches[:2]

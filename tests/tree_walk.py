@@ -51,6 +51,12 @@ def contempt_uniform(key: Any, simulation: int, depth: int) -> float:
     return float(_CONTEMPT_UNIFORM(key, simulation, depth))
 
 
+def sorted_legal(board: chess.Board) -> list[chess.Move]:
+    """``board``'s legal moves in ascending lc0 index: every rules backend's move order
+    (zerochess.chess.types.Expansion), hence the references' slot order too."""
+    return sorted(board.legal_moves, key=lambda m: move_to_index(board, m))
+
+
 def network_evaluate(model: Any, board: chess.Board, temperature: float,
                      moves_left: bool = False) -> tuple:
     """(legal moves, priors at ``temperature`` in float64, WDL) of ``board`` from
@@ -58,7 +64,7 @@ def network_evaluate(model: Any, board: chess.Board, temperature: float,
     head: the ``evaluate`` callable of the references."""
     logits, w, m = _raw_outputs(model, board)
     logits, w = logits.astype(np.float64), w.astype(np.float64)
-    moves = list(board.legal_moves)
+    moves = sorted_legal(board)
     legal = np.array([logits[move_to_index(board, m)] for m in moves])
     z = (legal - legal.max()) / temperature
     wdl = np.exp(w - w.max()) / np.exp(w - w.max()).sum()
