@@ -333,3 +333,8 @@ class EnginePlayer:
             self.engine.quit()
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
             pass
+
+
+__all__ = ["EXACT_EDGE_POOL_MAX_NODES", "STARTUP_TIMEOUT_S", "EnginePlayer", "ReusedTree",
+           "SearchBackend", "edges_per_node_for", "get_model", "get_searcher",
+           "lc0_maia_available", "resolve_command", "search_stat", "zerochess_weights"]
