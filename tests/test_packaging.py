@@ -14,6 +14,8 @@ import pytest
 
 from zerochess.experiments import EXPERIMENTS
 
+pytestmark = pytest.mark.tier2  # pip builds and installs the wheel (README, Tests)
+
 REPO = Path(__file__).resolve().parents[1]
 
 
