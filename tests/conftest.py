@@ -23,14 +23,25 @@ CI never passes a check it did not run.
 from __future__ import annotations
 
 import gc
+import os
 
 import jax
 import pytest
-from no_skips import pytest_runtest_makereport  # noqa: F401 - the hook, registered here
 
 from zerochess.games import lc0_maia_available
 
 from lc0_reference import lc0_or_unavailable, reference_unavailable
+from no_skips import pytest_runtest_makereport  # noqa: F401 - the hook, registered here
+
+# XLA's CPU backend without its LLVM optimisations, unless the caller set XLA_FLAGS (read
+# when jax first uses the backend: no import above does, the test modules do): the
+# suite is mostly compilation (hundreds of small programs, each run a few times), which
+# this cuts by about a third while the searches run a little slower. The arithmetic is
+# the same (XLA's HLO passes still run, LLVM is not allowed to reassociate floats): the
+# tests that compare visit counts exactly with the plain-Python references pass either
+# way. Engines the tests start inherit it. The notebooks' CI runs use the same flags.
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
 
 def _max_map_count() -> int:
@@ -64,6 +75,16 @@ def _release_compiled_programs_near_the_map_limit():
     if map_count() > MAP_LIMIT // 2:
         jax.clear_caches()
         gc.collect()
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(items) -> None:
+    """Every test that needs lc0 (its ``lc0`` marker, or the ``maia`` / ``lc0`` fixtures:
+    the lc0 program, its bindings, Maia-1900) is in the second tier; the recorded lc0
+    outputs (``test_lc0_recorded``) keep the encoding and network checks in the first."""
+    for item in items:
+        if item.get_closest_marker("lc0") or {"maia", "lc0"} & set(item.fixturenames):
+            item.add_marker(pytest.mark.tier2)
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,7 @@ def test_move_to_action_matches_pgx_legal_mask(fen: str) -> None:
     assert actions == set(np.flatnonzero(mask).tolist())
 
 
+@pytest.mark.tier2  # runs the mctx + pgx peer
 def test_peer_runs_sharded_on_the_same_positions() -> None:
     """The peer's threaded layout: legal actions for every row, figures filled in."""
     boards = throughput.bench_positions(3)
@@ -52,6 +53,7 @@ def test_peer_runs_sharded_on_the_same_positions() -> None:
     assert res["compile_s"] > 0 and res["cpu_utilisation"] > 0
 
 
+@pytest.mark.tier2  # a whole bench run
 def test_harness_figures_curve_and_ratio_lines(capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The curve's bookkeeping: every layout tried, the best one counts, ratios per S, the
@@ -266,6 +268,7 @@ def _figures(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.tier2  # a whole bench run
 @pytest.mark.parametrize("mode", ["--leaves", "--gpu-grid"])
 def test_leaves_and_gpu_grid_modes_run_tiny(mode: str, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
