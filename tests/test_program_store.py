@@ -137,15 +137,15 @@ def test_source_digest_follows_the_code_a_program_can_run(tmp_path):
     first = program_store.source_digest(key, pkg)
     for unrelated in ("d.py", "e.py"):
         (pkg / unrelated).write_text("changed = True\n")
-        program_store._closure_digest.cache_clear()
+        program_store.forget_sources()
         assert program_store.source_digest(key, pkg) == first, unrelated
     for related in ("c.py", "sub/b.py", "sub/__init__.py", "__init__.py"):
         text = (pkg / related).read_text()
         (pkg / related).write_text(text + "# edited\n")
-        program_store._closure_digest.cache_clear()
+        program_store.forget_sources()
         assert program_store.source_digest(key, pkg) != first, related
         (pkg / related).write_text(text)
-    program_store._closure_digest.cache_clear()
+    program_store.forget_sources()
     assert program_store.source_digest(key, pkg) == first
     assert "source" not in program_store.environment_key()
 

@@ -90,6 +90,7 @@ _IMPORT = re.compile(r"^\s*(?:from\s+(zerochess[\w.]*)\s+import\s+(.*)|import\s+
 _NAMED = re.compile(r"\bzerochess(?:\.\w+)+|\bzerochess\b")
 
 
+@functools.lru_cache(maxsize=4096)
 def _module_file(name: str, root: Path) -> Path | None:
     """The source file of module ``name`` (``zerochess.x.y``) under ``root`` (the
     ``zerochess`` package directory), or None if it is not a module there."""
@@ -110,14 +111,15 @@ def _as_module(dotted: str, root: Path) -> str | None:
     return None
 
 
-def _imports(name: str, root: Path) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def _imports(name: str, root: Path) -> frozenset[str]:
     """The zerochess modules module ``name`` imports at run time: every ``import`` /
     ``from ... import`` line, in functions too, but not in an ``if TYPE_CHECKING:`` block
     (a line scan, several times faster than parsing; a name imported from a package
     that exports it lazily (``_EXPORTS``) counts as its home module)."""
     path = _module_file(name, root)
     if path is None:
-        return set()
+        return frozenset()
     lines = path.read_text(encoding="utf-8").splitlines()
     found: set[str] = set()
     skip_indent: int | None = None
@@ -152,9 +154,15 @@ def _imports(name: str, root: Path) -> set[str]:
                 found.add(f"{source}.{item}")
             elif item in lazy:
                 found.add(lazy[item])
-    return {m for m in (_as_module(f, root) for f in found) if m}
+    return frozenset(m for m in (_as_module(f, root) for f in found) if m)
 
 
+@functools.lru_cache(maxsize=1024)
+def _file_digest(name: str, root: Path) -> bytes:
+    return hashlib.sha256(_module_file(name, root).read_bytes()).digest()
+
+
+@functools.lru_cache(maxsize=256)
 def _lazy_exports(package: str, root: Path) -> dict[str, str]:
     """``_EXPORTS`` (name -> module) of a package that exports lazily, else {}."""
     path = _module_file(package, root)
@@ -188,8 +196,14 @@ def source_closure(modules: Sequence[str] | set[str], root: Path | None = None) 
 def _closure_digest(modules: frozenset[str], root: Path) -> str:
     digest = hashlib.sha256()
     for name in source_closure(modules, root):
-        digest.update(name.encode() + b"\0" + _module_file(name, root).read_bytes() + b"\0")
+        digest.update(name.encode() + b"\0" + _file_digest(name, root))
     return digest.hexdigest()
+
+
+def forget_sources() -> None:
+    """Read the sources again (a process whose files changed under it; tests)."""
+    for cached in (_module_file, _imports, _lazy_exports, _file_digest, _closure_digest):
+        cached.cache_clear()
 
 
 def source_digest(key: str, root: Path | None = None) -> str:
