@@ -111,7 +111,8 @@ def test_another_environment_or_source_never_loads(store, monkeypatch):
 
 def _fake_package(root):
     """A package tree named zerochess: a imports b at module level and c inside a
-    function, d only under TYPE_CHECKING; e is imported by nobody."""
+    function, d only under TYPE_CHECKING; b imports f relatively; e is imported by
+    nobody."""
     pkg = root / "zerochess"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text('"""root"""\n')
@@ -120,7 +121,8 @@ def _fake_package(root):
         "from typing import TYPE_CHECKING\nfrom zerochess.sub import (\n    b,\n)\n"
         "if TYPE_CHECKING:\n    from zerochess import d\n"
         "def f():\n    from zerochess.c import g\n    return g\n")
-    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    (pkg / "sub" / "b.py").write_text("from . import f\nB = 2\n")
+    (pkg / "sub" / "f.py").write_text("from ..c import g\n")
     (pkg / "c.py").write_text("def g():\n    return 1\n")
     (pkg / "d.py").write_text("D = 4\n")
     (pkg / "e.py").write_text("E = 5\n")
@@ -132,14 +134,15 @@ def test_source_digest_follows_the_code_a_program_can_run(tmp_path):
     functions too) and their packages; a change anywhere else keeps it."""
     pkg = _fake_package(tmp_path)
     assert program_store.source_closure(["zerochess.sub.a.f"], pkg) == [
-        "zerochess", "zerochess.c", "zerochess.sub", "zerochess.sub.a", "zerochess.sub.b"]
+        "zerochess", "zerochess.c", "zerochess.sub", "zerochess.sub.a", "zerochess.sub.b",
+        "zerochess.sub.f"]
     key = "zerochess.sub.a.f\nfn:zerochess.sub.a.f@0123"
     first = program_store.source_digest(key, pkg)
     for unrelated in ("d.py", "e.py"):
         (pkg / unrelated).write_text("changed = True\n")
         program_store.forget_sources()
         assert program_store.source_digest(key, pkg) == first, unrelated
-    for related in ("c.py", "sub/b.py", "sub/__init__.py", "__init__.py"):
+    for related in ("c.py", "sub/b.py", "sub/f.py", "sub/__init__.py", "__init__.py"):
         text = (pkg / related).read_text()
         (pkg / related).write_text(text + "# edited\n")
         program_store.forget_sources()

@@ -86,7 +86,8 @@ class Unstable(Exception):
 
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-_IMPORT = re.compile(r"^\s*(?:from\s+(zerochess[\w.]*)\s+import\s+(.*)|import\s+(zerochess[\w.]*))")
+_IMPORT = re.compile(r"^\s*(?:from\s+(zerochess[\w.]*|\.+[\w.]*)\s+import\s+(.*)"
+                     r"|import\s+(zerochess[\w.]*))")
 _NAMED = re.compile(r"\bzerochess(?:\.\w+)+|\bzerochess\b")
 
 
@@ -142,6 +143,11 @@ def _imports(name: str, root: Path) -> frozenset[str]:
             found.add(match.group(3))
             continue
         source, names = match.group(1), match.group(2)
+        if source.startswith("."):  # relative: from the module's package up
+            dots = len(source) - len(source.lstrip("."))
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            base = package.split(".")[:len(package.split(".")) - dots + 1]
+            source = ".".join(base + ([source.lstrip(".")] if source.lstrip(".") else []))
         if names.strip().startswith("(") and ")" not in names:
             while i < len(lines) and ")" not in names:
                 names += " " + lines[i]
