@@ -4,14 +4,26 @@ Test-only helpers live here in ``tests/`` and are never installed with the packa
 (``ZEROCHESS_REQUIRE_LC0=1``, set by ``.ci/run``, turns "lc0 reference unavailable" from a
 skip into a failure: see ``lc0_reference.reference_unavailable``):
 ``lc0_reference`` (lc0's bindings and Maia-1900 as the reference, pip-installed into the
-test environment on first use; seeded game generators; lc0 protobuf writers). pytest puts
-``tests/`` on ``sys.path`` (``pythonpath`` in pyproject.toml), so test modules import it
-as ``from lc0_reference import ...``.
+test environment on first use; seeded game generators; lc0 protobuf writers) and
+``searchers`` (the canonical searcher shapes the test files share, so that a test run
+compiles each search program once). pytest puts ``tests/`` on ``sys.path``
+(``pythonpath`` in pyproject.toml), so test modules import them as
+``from lc0_reference import ...``.
+
+Two tiers (README, "Tests"): the README's test command runs the default tier
+(``-m "not slow and not tier2"``, <= 15 minutes on the 2-core CI machine); ``.ci/run``
+then runs the second (``-m "tier2 and not slow"``): tests that start processes (the
+engines, the command line, pip, Jupyter kernels), compare with a live lc0 program, or run
+whole pipelines (self-play, training, experiments, benchmarks). A module joins it with
+``pytestmark = pytest.mark.tier2``, a test with ``@pytest.mark.tier2``. Under
+``ZEROCHESS_NO_SKIPS=1`` (``.ci/run`` sets it) a skipped test is a failure (``no_skips``):
+CI never passes a check it did not run.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 
 import jax
 import pytest
@@ -19,17 +31,60 @@ import pytest
 from zerochess.games import lc0_maia_available
 
 from lc0_reference import lc0_or_unavailable, reference_unavailable
+from no_skips import pytest_runtest_makereport  # noqa: F401 - the hook, registered here
+
+# XLA's CPU backend without its LLVM optimisations, unless the caller set XLA_FLAGS (read
+# when jax first uses the backend: no import above does, the test modules do): the
+# suite is mostly compilation (hundreds of small programs, each run a few times), which
+# this cuts by about a third while the searches run a little slower. The arithmetic is
+# the same (XLA's HLO passes still run, LLVM is not allowed to reassociate floats): the
+# tests that compare visit counts exactly with the plain-Python references pass either
+# way. Engines the tests start inherit it. The notebooks' CI runs use the same flags.
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
+
+
+def _max_map_count() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count", encoding="ascii") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 65_530  # Linux's default
+
+
+def map_count() -> int:
+    """Memory mappings of this process (0 where /proc is not there)."""
+    try:
+        with open("/proc/self/maps", "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return 0
+
+
+MAP_LIMIT = _max_map_count()
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _release_compiled_programs():
-    """Drop every compiled program after each test module. Each XLA:CPU executable holds
-    memory mappings; the suite builds hundreds of searchers, and one process reached
-    Linux's default ``vm.max_map_count`` (65,530) at ~40% of the suite, where XLA aborted
-    (SIGABRT) in an mmap. Programs needed again come back from jax's persistent cache."""
+def _release_compiled_programs_near_the_map_limit():
+    """Each XLA:CPU executable holds memory mappings; a process that kept every program of
+    the suite once reached Linux's ``vm.max_map_count`` (65,530), where XLA aborted
+    (SIGABRT) in an mmap. Programs are kept between test modules (the files share their
+    searcher shapes) and dropped only when this process holds half its limit of mappings;
+    programs needed again come back from the program store on disk."""
     yield
-    jax.clear_caches()
-    gc.collect()
+    if map_count() > MAP_LIMIT // 2:
+        jax.clear_caches()
+        gc.collect()
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(items) -> None:
+    """Every test that needs lc0 (its ``lc0`` marker, or the ``maia`` / ``lc0`` fixtures:
+    the lc0 program, its bindings, Maia-1900) is in the second tier; the recorded lc0
+    outputs (``test_lc0_recorded``) keep the encoding and network checks in the first."""
+    for item in items:
+        if item.get_closest_marker("lc0") or {"maia", "lc0"} & set(item.fixturenames):
+            item.add_marker(pytest.mark.tier2)
 
 
 @pytest.fixture(scope="session")

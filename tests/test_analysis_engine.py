@@ -49,6 +49,8 @@ from analysis_support import (
     wait_until,
 )
 
+pytestmark = pytest.mark.tier2  # an engine subprocess (README, Tests)
+
 SLOTS = 4
 NODES = 4097  # long searches are possible (partial reports, terminate, blockers)
 MATE2_VISITS = 1500  # enough for certainty propagation to prove the rooks' mate in two

@@ -45,6 +45,8 @@ from analysis_support import (
     reference_search,
 )
 
+pytestmark = pytest.mark.tier2  # an engine subprocess (README, Tests)
+
 SLOTS = 4
 NODES = 257  # a clamped maxVisits (huge numbers in mutants) stays cheap
 

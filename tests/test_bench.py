@@ -43,6 +43,7 @@ def test_move_to_action_matches_pgx_legal_mask(fen: str) -> None:
     assert actions == set(np.flatnonzero(mask).tolist())
 
 
+@pytest.mark.tier2  # runs the mctx + pgx peer
 def test_peer_runs_sharded_on_the_same_positions() -> None:
     """The peer's threaded layout: legal actions for every row, figures filled in."""
     boards = throughput.bench_positions(3)
@@ -52,6 +53,7 @@ def test_peer_runs_sharded_on_the_same_positions() -> None:
     assert res["compile_s"] > 0 and res["cpu_utilisation"] > 0
 
 
+@pytest.mark.tier2  # a whole bench run
 def test_harness_figures_curve_and_ratio_lines(capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The curve's bookkeeping: every layout tried, the best one counts, ratios per S, the
@@ -266,6 +268,7 @@ def _figures(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.tier2  # a whole bench run
 @pytest.mark.parametrize("mode", ["--leaves", "--gpu-grid"])
 def test_leaves_and_gpu_grid_modes_run_tiny(mode: str, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -315,3 +318,48 @@ def test_lc0_modes_run_tiny(mode: list[str], tmp_path: Path, maia: None,
         assert rows[1]["vs_one_leaf"]["kl_mean"] < 0.01  # only the smoothing of KL
         assert 0.0 <= rows[4]["vs_lc0_default"]["same_best"] <= 1.0
         assert figures["lc0_batching"]["kl_mean"] >= 0.0
+
+
+# --- start-up (zerochess.bench.startup) -------------------------------------------------------
+
+def test_startup_runs_cold_then_warm_on_one_new_cache(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command's runs share one new, empty cache directory (the first run finds it
+    empty, each later one what the runs before left), never the machine's, removed at the
+    end; a run that fails or never says it is ready is an error quoting its output.
+    Stand-in commands: the real ones compile the search programs (minutes on CI)."""
+    import os
+
+    from zerochess.bench import startup
+
+    log = tmp_path / "log"
+    probe = ("import os, sys; d = os.environ['ZEROCHESS_JAX_CACHE']; n = len(os.listdir(d)); "
+             "open(os.path.join(d, f'f{n}'), 'w').close(); "
+             "open(sys.argv[1], 'a').write(f'{sys.argv[2]} {n} {d}\\n'); "
+             "print(sys.stdin.read().split(), 'ready')")
+    commands = [startup.Command(name, (sys.executable, "-c", probe, str(log), name),
+                                stdin="uci\nquit\n", ready="ready") for name in ("a", "b")]
+    figures = startup.run(commands, warm_runs=2, log=print)["commands"]
+    rows = [line.split() for line in log.read_text().splitlines()]
+    assert [(name, n) for name, n, _ in rows] == [("a", "0"), ("a", "1"), ("a", "2"),
+                                                  ("b", "0"), ("b", "1"), ("b", "2")]
+    caches = {d for _, _, d in rows}
+    assert len(caches) == 2 and not any(Path(d).exists() for d in caches)
+    assert os.environ.get("ZEROCHESS_JAX_CACHE") not in caches
+    assert [r["run"] for r in figures["a"]["runs"]] == ["cold", "warm 1", "warm 2"]
+    assert capsys.readouterr().out.splitlines()[0].startswith("a cold: ")
+    assert all(r["wall_s"] > 0 and r["cpu_user_s"] >= 0 for r in figures["a"]["runs"])
+    warm = sorted(r["wall_s"] for r in figures["b"]["runs"][1:])
+    assert figures["b"]["warm_wall_s_median"] == pytest.approx(sum(warm) / 2)
+    assert figures["a"]["command"].endswith("(stdin: uci, quit)")
+    failing = startup.Command("bad", (sys.executable, "-c", "print('no'); raise SystemExit(3)"),
+                              ready="ready")
+    with pytest.raises(RuntimeError, match="bad: exit status 3.*no"):
+        startup.run_once(failing, dict(os.environ))
+    silent = startup.Command("silent", (sys.executable, "-c", "print('up')"), ready="readyok")
+    with pytest.raises(RuntimeError, match="no 'readyok'"):
+        startup.run_once(silent, dict(os.environ))
+    with pytest.raises(ValueError):
+        startup.run(commands, warm_runs=0)
+    assert [c.name for c in startup.commands()] == ["analyse", "uci"]
+    assert startup.commands(64)[0].argv[-3:] == ("--visits", "64", "--json")

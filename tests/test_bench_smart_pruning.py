@@ -1,9 +1,12 @@
 """``zerochess bench --smart-pruning`` at a tiny size (the stopping rule itself is tested
 against a plain-Python replay in test_smart_pruning.py)."""
 
+import pytest
+
 from zerochess.bench import smart_pruning
 
 
+@pytest.mark.tier2  # a whole bench run
 def test_rows_count_the_visits_each_factor_spends():
     plan = {**smart_pruning.TINY, "positions": 4, "visits": 48}
     out = smart_pruning.run(plan, factors=(0.0, 1.33), log=lambda s: None)

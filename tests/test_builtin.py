@@ -485,14 +485,17 @@ def test_one_ply_player_beats_random_mover() -> None:
 def test_mcts_search_finds_tactics() -> None:
     """64 simulations find the mate or the material win by visits (the most visited
     move, not only the best-move tie-break), and a quiet position's reply hangs nothing."""
-    searcher = Searcher(bi.builtin_model(), max_nodes=80, num_workers=0)
+    # test_search_properties' built-in shapes (6 trees of 65 nodes): no compile of its own
+    searcher = Searcher(bi.builtin_model(), max_nodes=65, num_workers=0)
     puzzles = [
         ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", "d1d8"),
         ("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4", "h5f7"),
         ("r3k2r/ppp2ppp/2n5/3q4/3P4/2N5/PPP2PPP/R2QKB1R w KQkq - 0 1", "c3d5"),
         ("rnbqkbnr/pppp1ppp/8/4p3/4P3/5Q2/PPPP1PPP/RNB1KBNR b KQkq - 1 2", None),
     ]
-    results = searcher.search([chess.Board(f) for f, _ in puzzles], num_simulations=64)
+    padding = [chess.Board(), chess.Board(puzzles[0][0])]
+    results = searcher.search([chess.Board(f) for f, _ in puzzles] + padding,
+                              num_simulations=64)[:len(puzzles)]
     for (fen, best), res in zip(puzzles, results, strict=True):
         if best is not None:
             assert res.best_move.uci() == best, fen

@@ -13,12 +13,10 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.chess.expander import Expander
-from zerochess.neural import load_model
-from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
 
+import searchers
 from gather_reference import ReferenceSearch, walk
 from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
@@ -41,7 +39,9 @@ SMALL = [  # few legal moves: the toy network's searches prove results here
     "k7/8/1K6/8/8/8/8/7R w - - 0 1",
     "6k1/5ppp/8/8/8/8/q4PPP/1r2R1K1 b - - 0 1",
 ]
-MODEL = linear_model(seed=3)
+MODEL = searchers.TOY_MODEL
+# the toy searches of this file and test_mate_check: one batch shape (one compile)
+TOY_BOARDS = SMALL + MATE_IN_1[:2] + MATE_IN_2[:2]
 
 
 # --- python-chess brute force -----------------------------------------------------------
@@ -99,10 +99,8 @@ def _reference(board, cfg, leaves, seed, index) -> ReferenceSearch:
                            leaves)
 
 
-@functools.cache
 def _toy_searcher(leaves: int) -> Searcher:
-    return Searcher(MODEL, max_nodes=400, leaves_per_step=leaves, expander=Expander(0),
-                    groups=1, shards=1)
+    return searchers.toy_searcher(leaves)
 
 
 @pytest.mark.parametrize("leaves,certainty", [(1, True), (4, True), (1, False)],
@@ -110,7 +108,7 @@ def _toy_searcher(leaves: int) -> Searcher:
 def test_bounds_equal_reference(leaves, certainty):
     """Visits, bounds and M of every node equal the plain-Python reference with bounds."""
     sims = 160
-    boards = [chess.Board(f) for f in SMALL + MATE_IN_1[:2]]
+    boards = [chess.Board(f) for f in TOY_BOARDS]
     cfg = SearchConfig(certainty_propagation=certainty)
     searcher = _toy_searcher(leaves)
     batch = searcher.run(searcher.init(boards, cfg, seed=3), sims)
@@ -148,10 +146,8 @@ def _check_proofs(board: chess.Board, nodes: dict) -> int:
     return checked
 
 
-@functools.cache
 def _builtin_searcher() -> Searcher:
-    return Searcher(load_model("builtin"), max_nodes=1200, leaves_per_step=1,
-                    expander=Expander(0), groups=1, shards=1)
+    return searchers.builtin_searcher()  # searches of MATE_IN_1 + MATE_IN_2, or of one
 
 
 def test_mates_are_proven_and_scored_as_python_chess():

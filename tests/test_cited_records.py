@@ -1,7 +1,7 @@
 """Every run record a document cites is in the repository (issue 8): a path under
-``docs/results/`` or a ``benchmarks/results/*.json`` named in a Markdown file must be a
-committed file or folder, so a figure cannot point at a record that was never committed
-(a ``.gitignore`` rule once dropped one silently)."""
+``docs/results/`` or ``records/``, or a ``benchmarks/results/*.json``, named in a Markdown
+file must be a committed file or folder, so a figure cannot point at a record that was
+never committed (a ``.gitignore`` rule once dropped one silently)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CITED = re.compile(r"(?:docs/results/[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*"
+CITED = re.compile(r"(?:(?:docs/results|records)/[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*"
                    r"|benchmarks/results/[A-Za-z0-9_.\-]+\.json)")
 
 
@@ -35,10 +35,12 @@ def cited_records(text: str) -> list[str]:
 
 def test_the_pattern_finds_record_paths_only() -> None:
     text = ("recorded in `docs/results/contempt_wdl_maia_small/` and "
-            "benchmarks/results/2026-11-22-h100.json; not `benchmarks/results/` "
-            "nor docs/results/<name> nor docs/results/DIR nor results/contempt_wdl/tiny-seed0/")
+            "benchmarks/results/2026-11-22-h100.json and records/benchmarks/x/run.json; not "
+            "`benchmarks/results/` nor docs/results/<name> nor docs/results/DIR nor "
+            "results/contempt_wdl/tiny-seed0/")
     assert cited_records(text) == ["docs/results/contempt_wdl_maia_small",
-                                   "benchmarks/results/2026-11-22-h100.json"]
+                                   "benchmarks/results/2026-11-22-h100.json",
+                                   "records/benchmarks/x/run.json"]
 
 
 def test_every_cited_record_is_committed() -> None:

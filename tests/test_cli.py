@@ -13,10 +13,11 @@ from zerochess.cli import main
 from zerochess.search.results import TemperatureSchedule
 
 BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
+VISITS = "32"  # one visit count (one tree size) for every search here: one compile
 
 
 def test_analyse_json_schema_and_policy(capsys):
-    assert main(["analyse", "startpos", "--moves", "e2e4", "e7e5", "--visits", "24", "--json",
+    assert main(["analyse", "startpos", "--moves", "e2e4", "e7e5", "--visits", VISITS, "--json",
                  "--include-policy"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
@@ -28,7 +29,7 @@ def test_analyse_json_schema_and_policy(capsys):
     infos = out["moveInfos"]
     assert {m["move"] for m in infos} == {m.uci() for m in board.legal_moves}
     assert [m["order"] for m in infos] == list(range(len(infos)))
-    assert sum(m["visits"] for m in infos) == 24 == out["rootInfo"]["visits"] - 1
+    assert sum(m["visits"] for m in infos) == 32 == out["rootInfo"]["visits"] - 1
     assert infos[0]["visits"] == max(m["visits"] for m in infos)
     for m in infos:
         assert set(m) == {"move", "order", "visits", "winrate", "drawrate", "q", "prior",
@@ -49,7 +50,7 @@ def test_analyse_json_schema_and_policy(capsys):
 def test_epd_batch_and_ids(tmp_path, capsys):
     epd = tmp_path / "p.epd"
     epd.write_text(f'{BACK_RANK}\n\n# comment\n{chess.Board().epd()} id "start";\n')
-    assert main(["analyse", "--epd", str(epd), "--visits", "16", "--json"]) == 0
+    assert main(["analyse", "--epd", str(epd), "--visits", VISITS, "--json"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
     assert [r["id"] for r in rows] == ["1", "start"]
     assert rows[0]["moveInfos"][0]["move"] == "a1a8"
@@ -59,7 +60,7 @@ def test_epd_batch_and_ids(tmp_path, capsys):
 
 
 def test_table_output(capsys):
-    assert main(["analyse", BACK_RANK, "--visits", "32", "--search", "contempt",
+    assert main(["analyse", BACK_RANK, "--visits", VISITS, "--search", "contempt",
                  "--contempt-limit", "3"]) == 0
     out = capsys.readouterr().out
     assert "bestmove a1a8" in out and "a1a8" in out.splitlines()[3]
@@ -85,6 +86,7 @@ def test_bad_input_is_one_line_error(args, needle, capsys):
     assert needle in err and err.startswith("error: ") and "\n" not in err
 
 
+@pytest.mark.tier2  # a process
 def test_bad_input_exits_nonzero_without_traceback():
     proc = subprocess.run([sys.executable, "-m", "zerochess.cli", "analyse", "xyz"],
                           capture_output=True, text=True, timeout=300)

@@ -135,6 +135,7 @@ def _pgn_tallies(path: Path) -> dict[int, list[int]]:
     return tallies
 
 
+@pytest.mark.tier2  # a whole experiment
 def test_contempt_wdl_tiny_end_to_end(tmp_path):
     """The README's main job: files, the CSV's numbers against the PGN's results, the
     intervals, provenance, and resuming.

@@ -22,6 +22,8 @@ from zerochess.search.config import SearchConfig
 from zerochess.search.loop import kld_gain
 from zerochess.search.tree import node_edges
 
+import searchers
+
 MODEL = linear_model(seed=3)
 SIMS = 120
 INTERVAL = 10
@@ -84,7 +86,7 @@ def test_kld_gain_equals_float64_reference():
 
 @functools.cache
 def _searcher() -> Searcher:
-    return Searcher(MODEL, max_nodes=SIMS + 8, expander=Expander(0), groups=1, shards=1)
+    return Searcher(MODEL, max_nodes=searchers.NODES, expander=Expander(0), groups=1, shards=1)
 
 
 @jax.jit

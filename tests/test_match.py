@@ -170,6 +170,7 @@ def tiny_match(**changes) -> MatchConfig:
     return MatchConfig.from_dict(values)
 
 
+@pytest.mark.tier2  # a whole match
 def test_config_vs_config_match(tmp_path):
     report = run_match(tiny_match(), tmp_path / "m", progress=False)
     r = report.result
@@ -202,6 +203,7 @@ def test_match_against_maia(maia, tmp_path):
     assert "engine nodes=" in text and '[Black "maia"]' in text
 
 
+@pytest.mark.tier2  # a whole match
 def test_cli_match(tmp_path, capsys):
     cfg = tmp_path / "m.yaml"
     cfg.write_text(yaml.safe_dump({

@@ -13,7 +13,7 @@ import random
 import chess
 import numpy as np
 import pytest
-from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, _device_nodes
+from test_certainty import MATE_IN_1, MATE_IN_2, SMALL, TOY_BOARDS, _device_nodes
 
 from zerochess.bench.puzzles import forces_mate, load_puzzles
 from zerochess.chess import state as chess_state
@@ -21,14 +21,14 @@ from zerochess.chess.expander import Expander
 from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import expand_batch
 from zerochess.neural import load_model
-from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig, stack_configs
 
+import searchers
 from gather_reference import ReferenceSearch, walk
 from tree_walk import contempt_uniform, network_evaluate
 
-MODEL = linear_model(seed=3)
+MODEL = searchers.TOY_MODEL
 
 
 def _random_positions(count: int, seed: int = 5) -> list[chess.Board]:
@@ -80,17 +80,15 @@ def test_mate_slot_equals_python_chess():
                                               check).mate_slot, exp.mate_slot)
 
 
-@functools.cache
 def _toy_searcher(leaves: int) -> Searcher:
-    return Searcher(MODEL, max_nodes=400, leaves_per_step=leaves, expander=Expander(0),
-                    groups=1, shards=1)
+    return searchers.toy_searcher(leaves)  # test_certainty's too, on TOY_BOARDS' 9 trees
 
 
 @pytest.mark.parametrize("leaves,certainty", [(1, True), (1, False)], ids=["L1", "L1-off"])
 def test_mate_check_search_equals_reference(leaves, certainty):
     """Visits, bounds and M of every node equal the reference with the mate check."""
     sims = 120
-    boards = [chess.Board(f) for f in SMALL + MATE_IN_1[:2] + MATE_IN_2[:2]]
+    boards = [chess.Board(f) for f in TOY_BOARDS]
     cfg = SearchConfig(certainty_propagation=certainty, mate_check=True)
     searcher = _toy_searcher(leaves)
     batch = searcher.run(searcher.init(boards, cfg, seed=3), sims)
@@ -115,8 +113,11 @@ def test_mate_check_search_equals_reference(leaves, certainty):
 def test_toy_network_finds_mate_in_one_only_with_the_check():
     boards = [chess.Board(f) for f in MATE_IN_1]
     searcher = _toy_searcher(1)
-    on = searcher.search(boards, SearchConfig(mate_check=True), num_simulations=4, seed=1)
-    off = searcher.search(boards, SearchConfig(), num_simulations=4, seed=1)
+    padding = [chess.Board(f) for f in SMALL]  # 9 trees: the searcher's one batch shape
+    on = searcher.search(boards + padding, SearchConfig(mate_check=True), num_simulations=4,
+                         seed=1)[:len(boards)]
+    off = searcher.search(boards + padding, SearchConfig(), num_simulations=4,
+                          seed=1)[:len(boards)]
     for board, res in zip(boards, on, strict=True):
         after = board.copy()
         after.push(res.best_move)
@@ -124,17 +125,13 @@ def test_toy_network_finds_mate_in_one_only_with_the_check():
     assert sum(r.mate() == 1 for r in off) < len(boards)
 
 
-@functools.cache
-def _builtin_searcher() -> Searcher:
-    return Searcher(load_model("builtin"), max_nodes=700, expander=Expander(0), shards=1)
-
-
 def test_builtin_proves_mate_in_two():
     """The built-in evaluator (mate check on by default) proves the mate-in-2 puzzles;
     its best move forces mate in 2 (python-chess brute force)."""
-    boards = [chess.Board(f) for f in MATE_IN_2]
-    results = _builtin_searcher().search(boards, SearchConfig(), num_simulations=600, seed=0)
-    for board, res in zip(boards, results, strict=True):
+    boards = [chess.Board(f) for f in MATE_IN_1 + MATE_IN_2]  # test_certainty's batch
+    results = searchers.builtin_searcher().search(boards, SearchConfig(), num_simulations=600,
+                                                  seed=0)
+    for board, res in list(zip(boards, results, strict=True))[len(MATE_IN_1):]:
         assert res.mate() == 2, (board.fen(), res.best_move)
         after = board.copy()
         after.push(res.best_move)
@@ -157,7 +154,7 @@ def test_default_follows_the_model():
 def test_mate_check_after_tree_reuse():
     """A root reached by ``advance`` (the kept subtree) gets the mate check too: after the
     key move of a mate in two and a reply, the new root's mate in one is searched first."""
-    searcher = _builtin_searcher()
+    searcher = searchers.builtin_searcher()
     board = chess.Board(MATE_IN_2[0])
     batch = searcher.run(searcher.init([board], SearchConfig(), seed=0), 64)
     res = searcher.results(batch)[0]

@@ -25,6 +25,7 @@ from zerochess.search.move_filter import (
 )
 
 import gather_reference
+import searchers
 from gather_reference import walk
 
 SIMS = 120
@@ -81,7 +82,7 @@ def filtered_reference(board, cfg, seed, index, f: MoveFilter | None, monkeypatc
 
 @functools.cache
 def _searcher() -> Searcher:
-    return Searcher(MODEL, max_nodes=SIMS + 8, leaves_per_step=1, expander=Expander(0),
+    return Searcher(MODEL, max_nodes=searchers.NODES, leaves_per_step=1, expander=Expander(0),
                     groups=1, shards=1)
 
 

@@ -34,6 +34,9 @@ def _random_board(seed: int, plies: int) -> chess.Board:
 
 
 BOARDS = [_random_board(s, 6 + 3 * s) for s in range(8)]
+# Every search here is of these 8 trees of SIMS + 1 nodes (one shard) unless a test needs
+# another shape (a cache, a small edge pool, a long search): each distinct shape is a set of
+# programs to compile, most of this file's time.
 
 
 def _searcher(leaves: int = 1, **kwargs) -> Searcher:
@@ -47,7 +50,7 @@ def _tree_arrays(batch) -> dict[str, np.ndarray]:
             "frozen": np.asarray(tree.frozen), "edge_child": np.asarray(tree.edge_child)}
 
 
-@pytest.mark.parametrize("leaves,groups", [(1, 1), (4, 1), (4, 2), (16, 2)])
+@pytest.mark.parametrize("leaves,groups", [(1, 1), (4, 1), (4, 2), (8, 2)])
 def test_infinite_nscl_is_puct_at_every_width(leaves, groups):
     s = _searcher(leaves, groups=groups)
     a = s.run(s.init(BOARDS, SearchConfig(), seed=5), SIMS)
@@ -142,22 +145,22 @@ def test_reset_replaces_only_its_slots():
     s = _searcher(1, shards=1)
     cfg = SearchConfig(n_scl=3, dirichlet_epsilon=0.25)
     new_board = _random_board(99, 21)
-    batch = s.run(s.init(BOARDS[:4], cfg, seed=7), SIMS // 2)
+    batch = s.run(s.init(BOARDS, cfg, seed=7), SIMS // 2)
     batch = s.reset(batch, [1], [new_board], cfg, seeds=7)
     assert batch.finished.all()  # nothing asked of the new tree yet
-    assert [r.root_visits for r in s.results(batch)] == [SIMS // 2 + 1, 1] + [SIMS // 2 + 1] * 2
-    batch = s.run(batch, [SIMS // 2, SIMS, SIMS // 2, SIMS // 2])
+    assert [r.root_visits for r in s.results(batch)] == [SIMS // 2 + 1, 1] + [SIMS // 2 + 1] * 6
+    batch = s.run(batch, [SIMS // 2, SIMS] + [SIMS // 2] * 6)
     got = s.results(batch)
-    whole = s.results(s.run(s.init(BOARDS[:4], cfg, seed=7), SIMS))
-    fresh = s.results(s.run(s.init([new_board] * 4, cfg, seed=7), SIMS))
+    whole = s.results(s.run(s.init(BOARDS, cfg, seed=7), SIMS))
+    fresh = s.results(s.run(s.init([new_board] * len(BOARDS), cfg, seed=7), SIMS))
     assert got[1].board.fen() == new_board.fen()
     assert list(got[1].visits) == list(fresh[1].visits)  # slot 1 draws tree_key(7, 1)
     # the root was evaluated in a network batch of another size: equal up to float rounding
     np.testing.assert_allclose(got[1].prior, fresh[1].prior, rtol=1e-5)
-    for i in (0, 2, 3):
+    for i in (0, *range(2, len(BOARDS))):
         assert list(got[i].visits) == list(whole[i].visits)
-    with pytest.raises(ValueError, match=r"slots\[0\] must be <= 3, got 4"):
-        s.reset(batch, [4], [new_board])
+    with pytest.raises(ValueError, match=r"slots\[0\] must be <= 7, got 8"):
+        s.reset(batch, [8], [new_board])
     with pytest.raises(ValueError, match=r"slots\[0\] must be >= 0, got -1"):
         s.reset(batch, [-1], [new_board])
 
@@ -184,9 +187,9 @@ def test_per_tree_widths_are_data():
     with 1 the tree's search is the one-leaf search."""
     s = _searcher(8, groups=1)
     narrow = SearchConfig(minibatch_size=1)
-    mixed = s.results(s.run(s.init(BOARDS[:4], [narrow, SearchConfig()] * 2, seed=2), SIMS))
+    mixed = s.results(s.run(s.init(BOARDS, [narrow, SearchConfig()] * 4, seed=2), SIMS))
     one = _searcher(1, shards=1)
-    single = one.results(one.run(one.init(BOARDS[:4], SearchConfig(), seed=2), SIMS))
-    for i in (0, 2):
+    single = one.results(one.run(one.init(BOARDS, SearchConfig(), seed=2), SIMS))
+    for i in (0, 2, 4, 6):
         assert list(mixed[i].visits) == list(single[i].visits)
         assert mixed[i].collisions == 0

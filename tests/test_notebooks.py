@@ -57,6 +57,7 @@ def test_install_cell_and_scale_parameter(path):
     assert SCALE_LINE in cells[1].source  # the parameter cell, right after it
 
 
+@pytest.mark.tier2  # a Jupyter kernel
 def test_a_failing_cell_fails():
     """The harness below turns an exception in any cell into a test failure."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
@@ -65,6 +66,7 @@ def test_a_failing_cell_fails():
         NotebookClient(nb, timeout=60, kernel_name="python3").execute()
 
 
+@pytest.mark.tier2  # a Jupyter kernel running the whole notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs_at_ci_scale(path, monkeypatch):
     monkeypatch.setenv("ZEROCHESS_NOTEBOOK_SCALE", "tiny")

@@ -159,6 +159,7 @@ def test_estimate_arithmetic(monkeypatch, tmp_path):
     assert "games in the run folder" in est.text()
 
 
+@pytest.mark.tier2  # a whole experiment
 def test_odds_table1_tiny_end_to_end(tmp_path, capsys):
     assert "odds_table1" in EXPERIMENTS
     over = tmp_path / "over.yaml"

@@ -1,5 +1,6 @@
 """What a non-editable install ships: only the ``zerochess`` package (no top-level
-``benchmarks``, no test helpers), with the experiment settings as package data."""
+``benchmarks``, no test helpers), with the experiment settings and ``py.typed`` as package
+data."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from zerochess.experiments import EXPERIMENTS
+
+pytestmark = pytest.mark.tier2  # pip builds and installs the wheel (README, Tests)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,6 +36,7 @@ def test_wheel_holds_only_the_package_and_its_settings(wheel: Path) -> None:
     for name in EXPERIMENTS:
         assert f"zerochess/configs/experiment_{name}.yaml" in names
     assert not any(n.startswith("zerochess/testing/") for n in names)
+    assert "zerochess/py.typed" in names  # PEP 561: type checkers use the inline hints
     # every package of the source tree is shipped
     src = REPO / "src"
     for init in src.glob("zerochess/**/__init__.py"):

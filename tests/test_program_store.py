@@ -94,17 +94,75 @@ def test_another_environment_or_source_never_loads(store, monkeypatch):
     before = dict(program_store.STATS)
     np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
     assert _delta(before)["loaded"] == 0 and _delta(before)["compiled"] == 1
+    # the same environment, edited sources
+    monkeypatch.setattr(program_store, "environment_key", lambda: real)
+    monkeypatch.setattr(program_store, "source_digest", lambda key, root=None: "edited")
+    program_store.clear()
+    before = dict(program_store.STATS)
+    np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+    assert _delta(before)["loaded"] == 0 and _delta(before)["compiled"] == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(program_store, "DIRECTORY", str(store))
+    program_store.clear()
+    before = dict(program_store.STATS)
+    _make()(x, y, 3)  # and the unchanged ones load
+    assert _delta(before)["loaded"] == 1 and _delta(before)["compiled"] == 0
 
 
-def test_source_digest_follows_every_file(tmp_path):
-    (tmp_path / "a.py").write_text("A = 1\n")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "b.py").write_text("B = 2\n")
-    first = program_store._source_digest(tmp_path)
-    assert program_store._source_digest(tmp_path) == first
-    (tmp_path / "sub" / "b.py").write_text("B = 3\n")
-    assert program_store._source_digest(tmp_path) != first
-    assert "source" in program_store.environment_key()
+def _fake_package(root):
+    """A package tree named zerochess: a imports b at module level and c inside a
+    function, d only under TYPE_CHECKING; b imports f relatively; e is imported by
+    nobody."""
+    pkg = root / "zerochess"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""root"""\n')
+    (pkg / "sub" / "__init__.py").write_text("from zerochess.sub import b\n")
+    (pkg / "sub" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom zerochess.sub import (\n    b,\n)\n"
+        "if TYPE_CHECKING:\n    from zerochess import d\n"
+        "def f():\n    from zerochess.c import g\n    return g\n")
+    (pkg / "sub" / "b.py").write_text("from . import f\nB = 2\n")
+    (pkg / "sub" / "f.py").write_text("from ..c import g\n")
+    (pkg / "c.py").write_text("def g():\n    return 1\n")
+    (pkg / "d.py").write_text("D = 4\n")
+    (pkg / "e.py").write_text("E = 5\n")
+    return pkg
+
+
+def test_source_digest_follows_the_code_a_program_can_run(tmp_path):
+    """A program's key covers the source of the modules it names, what they import (in
+    functions too) and their packages; a change anywhere else keeps it."""
+    pkg = _fake_package(tmp_path)
+    assert program_store.source_closure(["zerochess.sub.a.f"], pkg) == [
+        "zerochess", "zerochess.c", "zerochess.sub", "zerochess.sub.a", "zerochess.sub.b",
+        "zerochess.sub.f"]
+    key = "zerochess.sub.a.f\nfn:zerochess.sub.a.f@0123"
+    first = program_store.source_digest(key, pkg)
+    for unrelated in ("d.py", "e.py"):
+        (pkg / unrelated).write_text("changed = True\n")
+        program_store.forget_sources()
+        assert program_store.source_digest(key, pkg) == first, unrelated
+    for related in ("c.py", "sub/b.py", "sub/f.py", "sub/__init__.py", "__init__.py"):
+        text = (pkg / related).read_text()
+        (pkg / related).write_text(text + "# edited\n")
+        program_store.forget_sources()
+        assert program_store.source_digest(key, pkg) != first, related
+        (pkg / related).write_text(text)
+    program_store.forget_sources()
+    assert program_store.source_digest(key, pkg) == first
+    assert "source" not in program_store.environment_key()
+
+
+def test_the_search_programs_do_not_depend_on_the_engines_or_the_command_line():
+    """Editing the UCI driver, the analysis engine or the CLI keeps the stored search
+    programs; editing the search, the rules or the networks does not."""
+    closure = program_store.source_closure(["zerochess.search.api._select"])
+    assert {"zerochess.search.selection", "zerochess.search.step", "zerochess.chess.rules",
+            "zerochess.neural.model", "zerochess.program_store"} <= set(closure)
+    assert not [m for m in closure if m.startswith(("zerochess.uci", "zerochess.analysis",
+                                                    "zerochess.cli", "zerochess.games"))]
+    key = program_store.program_key("zerochess.search.api._select", (), None, (), ())
+    assert key.endswith("source=" + program_store.source_digest(key.rpartition("\n")[0]))
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "other_program"])

@@ -187,6 +187,7 @@ def played(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.tier2  # a whole self-play run
 @pytest.mark.parametrize("damage", ["config-missing", "config-garbage", "config-binary",
                                     "versions-missing", "versions-garbage",
                                     "throughput-missing", "throughput-garbage",
@@ -214,6 +215,7 @@ def test_run_resumes_whatever_file_is_damaged(played, tmp_path, damage):
     assert yaml.safe_load((out / "config.yaml").read_text())["seed"] == 3
 
 
+@pytest.mark.tier2  # a whole self-play run
 def test_another_runs_games_are_refused_even_without_config_yaml(played, tmp_path):
     out = tmp_path / "copy"
     shutil.copytree(played, out)
@@ -222,6 +224,7 @@ def test_another_runs_games_are_refused_even_without_config_yaml(played, tmp_pat
         run_selfplay(config(seed=4), out, progress=False)
 
 
+@pytest.mark.tier2  # a whole self-play run
 def test_a_run_without_finished_games_takes_a_new_config(tmp_path):
     out = tmp_path / "fresh"
     with pytest.raises(UserError, match="missing.pb.gz"):

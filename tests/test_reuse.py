@@ -24,8 +24,10 @@ from zerochess.search.config import SearchConfig
 from zerochess.search.history import input_history
 from zerochess.search.reroot import MAX_PLIES
 
+import searchers
+
 MODEL = linear_model(seed=3)
-NODES = 160
+NODES = searchers.NODES
 BATCH = 2  # every batch of this module: one compiled set of programs
 # kings and locked pawns: few moves, so the trees hold many repetitions
 SHUFFLE = "k7/p7/P7/8/8/8/8/K7 w - - 0 1"

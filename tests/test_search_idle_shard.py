@@ -11,12 +11,13 @@ import numpy as np
 from zerochess import SearchConfig, Searcher, load_model
 
 BOARDS = [chess.Board(),
-          chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3")] * 8
-COUNTS = [12] * 8 + [0] * 8  # the second shard's trees take no simulations
+          chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3")] * 9
+COUNTS = [12] * 9 + [0] * 9  # the second shard's trees take no simulations
 
 
 def _grow(shards: int, counts) -> list:
-    searcher = Searcher(load_model("resnet:1x8"), max_nodes=17, shards=shards)
+    # test_pipeline_threads' shapes (18 trees of 33 nodes, 1 or 2 shards): one compile
+    searcher = Searcher(load_model("resnet:1x8"), max_nodes=33, shards=shards)
     batch = searcher.init(BOARDS, [SearchConfig()] * len(BOARDS), seed=3)
     assert len(batch.shards) == shards
     batch = searcher.run(batch, 0)  # nothing asked of any tree

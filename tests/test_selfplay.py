@@ -219,6 +219,7 @@ def test_polyglot_book(tmp_path):
 
 # --- the game loop ------------------------------------------------------------------------
 
+@pytest.mark.tier2  # a whole self-play run
 def test_results_agree_with_python_chess(run_a):
     out, report = run_a
     rows = report.rows
@@ -243,6 +244,7 @@ def test_results_agree_with_python_chess(run_a):
     assert {"checkmate", "insufficient_material", "fifty_moves", "stalemate"} <= terminations
 
 
+@pytest.mark.tier2  # a whole self-play run
 def test_pgn_parses_back_and_replays(run_a):
     out, report = run_a
     rows = {int(r["index"]): r for r in report.rows}
@@ -268,6 +270,7 @@ def test_pgn_parses_back_and_replays(run_a):
     assert rows[0]["start_fen"] == rows[1]["start_fen"]
 
 
+@pytest.mark.tier2  # whole self-play runs
 def test_same_seed_same_games_other_seed_other_games(run_a, tmp_path):
     out, _ = run_a
     again = run_selfplay(tiny_config(), tmp_path / "b", progress=False)
@@ -278,6 +281,7 @@ def test_same_seed_same_games_other_seed_other_games(run_a, tmp_path):
     assert again.stats.summary()["positions"] > 0 and other.played == 12
 
 
+@pytest.mark.tier2  # whole self-play runs
 def test_resume_after_interruption(tmp_path):
     # search-contempt draws + root noise + temperature: all seeded per game, slot-independent
     white = {"name": "puct", "nodes": 16, "search": {"dirichlet_epsilon": 0.25},
@@ -303,6 +307,7 @@ def test_resume_after_interruption(tmp_path):
     assert third.played == 0 and games_by_index(part) == games_by_index(full)
 
 
+@pytest.mark.tier2  # whole self-play runs
 def test_resume_refuses_another_config(tmp_path):
     out = tmp_path / "r"
     run_selfplay(puct_only(games=1, max_plies=4), out, progress=False)
@@ -310,6 +315,7 @@ def test_resume_refuses_another_config(tmp_path):
         run_selfplay(puct_only(games=1, max_plies=6), out, progress=False)
 
 
+@pytest.mark.tier2  # whole self-play runs
 def test_batch_independence_with_per_tree_seeds(tmp_path):
     """With per-tree search seeds, a game does not depend on its batch neighbours: games
     0-5 are the same whether 6 or 9 games share the 8 slots (other games, other slots)."""
@@ -357,6 +363,7 @@ def test_writer_recovers_partial_files(tmp_path):
 
 # --- CLI ----------------------------------------------------------------------------------
 
+@pytest.mark.tier2  # whole self-play runs
 def test_cli_selfplay(tmp_path, capsys):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({
@@ -396,6 +403,7 @@ def test_cli_selfplay_errors(tmp_path, capsys, body, message):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.tier2  # whole self-play runs
 def test_tree_reuse_per_side(tmp_path):
     # both sides keep their trees (search-contempt black included): legal games,
     # reproducible from the seed, and the PGN comments say how many visits were reused

@@ -12,12 +12,14 @@ from zerochess.chess.expander import Expander
 from zerochess.search.api import Searcher
 from zerochess.search.config import SearchConfig
 
+import searchers
+
 BUDGET = 120
 
 
 @pytest.fixture(scope="module")
 def searcher():
-    return Searcher(MODEL, max_nodes=BUDGET + 8, leaves_per_step=1, expander=Expander(0),
+    return Searcher(MODEL, max_nodes=searchers.NODES, leaves_per_step=1, expander=Expander(0),
                     groups=1, shards=1)
 
 

@@ -95,6 +95,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.tier2  # a whole training run
 def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
     cfg = TrainConfig.from_dict(copy.deepcopy(MINI))
     full = run_training(cfg, tmp_path / "full", log=lambda s: None, tensorboard=tmp_path / "tb")
@@ -159,6 +160,7 @@ def test_run_end_to_end_and_resume_exactly(tmp_path, capsys):
         run_training(other, tmp_path / "full", log=lambda s: None)
 
 
+@pytest.mark.tier2  # a whole training loop
 def test_readme_training_loop_runs(tmp_path, monkeypatch, capsys):
     """The README's 30-line training loop, executed as written."""
     text = (REPO / "README.md").read_text()
@@ -184,6 +186,7 @@ def test_missing_stockfish_is_a_note_not_a_crash(monkeypatch):
     assert len(notes) == 1  # logged once
 
 
+@pytest.mark.tier2  # a whole training run
 def test_gpu_bench_config_runs_at_a_tiny_size(tmp_path, capsys):
     """configs/train_gpu_bench.yaml as shipped, shrunk to the MINI sizes: one generation,
     no evaluation; the command prints both throughput figures and writes throughput.json."""
@@ -211,6 +214,7 @@ def test_gpu_bench_config_runs_at_a_tiny_size(tmp_path, capsys):
         (tmp_path / "b" / "final.json").read_text())["games"] == 0
 
 
+@pytest.mark.tier2  # a whole experiment
 def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
     """`zerochess experiment train_efficiency` shrunk to the MINI sizes: two runs from the
     same initial net, Elo vs training games per variant, final and head-to-head matches;

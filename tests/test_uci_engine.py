@@ -20,6 +20,8 @@ from test_certainty import forces_mate, is_mated_within
 
 from zerochess.uci.stoppers import SMART_PRUNING_TOLERANCE_MS
 
+pytestmark = pytest.mark.tier2  # engine subprocesses (README, Tests)
+
 ENGINE = [sys.executable, "-m", "zerochess.uci"]
 TREE = 4096  # small tree: fast to allocate on every search
 

@@ -109,6 +109,7 @@ def _games(out: Path) -> list[chess.pgn.Game]:
     return list(read_pgn_games(out / "games.pgn"))
 
 
+@pytest.mark.tier2  # engine processes
 def test_clocks_match_what_the_engines_are_told(tmp_path):
     """Each move's [%emt] is charged to the mover and the increment added: the clock after
     a move equals the clock the engine is sent at its next ``go``."""
@@ -162,6 +163,7 @@ def test_clocks_match_what_the_engines_are_told(tmp_path):
     assert "time losses 0" in (out / "summary.md").read_text()
 
 
+@pytest.mark.tier2  # engine processes
 def test_a_slow_engine_loses_on_time(tmp_path):
     """'slow' thinks 300 ms a move at 1+0: its 4th move comes after the flag."""
     cfg = MatchConfig.from_dict({
@@ -191,6 +193,7 @@ def test_a_slow_engine_loses_on_time(tmp_path):
 
 # --- zerochess uci as a match player ------------------------------------------------------------
 
+@pytest.mark.tier2  # engine processes
 def test_zerochess_uci_plays_a_timed_match(tmp_path):
     """``zerochess uci`` (``kind: zerochess``) against the fake engine at 8+0.1: it starts
     (compiles at isready, off the clock), plays under the clock without a time loss and
@@ -219,6 +222,7 @@ def test_zerochess_uci_plays_a_timed_match(tmp_path):
         assert chess.Board(game.end().board().fen()).is_valid()
 
 
+@pytest.mark.tier2  # engine processes
 def test_cli_match_games_override(tmp_path, capsys):
     cfg = tmp_path / "m.yaml"
     cfg.write_text(f"name: m\ngames: 6\nmax_plies: 4\ntime_control: 2+0\n"

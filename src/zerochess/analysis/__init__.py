@@ -11,7 +11,12 @@ Exports are lazy: ``Client`` does not import jax (the engine runs in its own pro
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
+    from zerochess.analysis.client import AnalysisError, Client
+    from zerochess.analysis.quick import SEARCHES, analyse, search_config
+    from zerochess.analysis.settings import EngineSettings
 
 _EXPORTS = {
     "analyse": "zerochess.analysis.quick",
@@ -22,7 +27,8 @@ _EXPORTS = {
     "EngineSettings": "zerochess.analysis.settings",
 }
 
-__all__ = sorted(_EXPORTS)
+# a literal list (type checkers read it); the keys of _EXPORTS
+__all__ = ["AnalysisError", "Client", "EngineSettings", "SEARCHES", "analyse", "search_config"]
 
 
 def __getattr__(name: str) -> Any:

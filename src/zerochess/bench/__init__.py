@@ -41,6 +41,7 @@ from typing import Any
 # flag attribute(s) on the parsed arguments ("a+b": both set) -> the module whose
 # ``main(args)`` runs that mode; the first match wins, so combinations come first
 MODES: dict[str, str] = {
+    "startup": "zerochess.bench.startup",
     "puzzles": "zerochess.bench.puzzles",
     "smart_pruning": "zerochess.bench.smart_pruning",
     "analysis": "zerochess.bench.analysis",

@@ -593,12 +593,15 @@ def _threads_override() -> int | None:
 
 def main(args: argparse.Namespace) -> int:
     """Run the lc0 peer benchmark; ``args.quick`` (bool), ``args.json`` (path or None),
-    ``args.note`` (text for the record).
+    ``args.note`` (text for the record), ``args.agreement_only`` (bool: skip lc0's speed
+    layouts, e.g. to re-check the agreement after a change of search semantics on a
+    shared machine, in about half the time; the record then has no speed figures).
 
     Raises:
       UserError: lc0 or Maia-1900 is not installed (one line saying how to install them).
     """
     quick = bool(getattr(args, "quick", False))
+    agreement_only = bool(getattr(args, "agreement_only", False))
     json_path = getattr(args, "json", None)
     lc0_path, maia = find_lc0(), find_maia()
     if lc0_path is None or maia is None:
@@ -609,7 +612,8 @@ def main(args: argparse.Namespace) -> int:
     threads = _threads_override()
     visits = QUICK_VISITS if quick else FULL_VISITS
     num_agree = SPEED_POSITIONS if quick else FULL_AGREEMENT_POSITIONS
-    head = record.header("vs_lc0", [maia], getattr(args, "note", None))
+    head = record.header("vs_lc0_agreement" if agreement_only else "vs_lc0", [maia],
+                         getattr(args, "note", None))
     record.print_header(head)
 
     print(f"zerochess vs lc0 on Maia-1900 ({maia})", flush=True)
@@ -633,7 +637,7 @@ def main(args: argparse.Namespace) -> int:
 
     speed_boards = boards[:SPEED_POSITIONS]
     speeds = []
-    for config in lc0_configurations(record.usable_cores()):
+    for config in [] if agreement_only else lc0_configurations(record.usable_cores()):
         sp = measure_lc0(lc0_path, maia, speed_boards, visits, config)
         speeds.append(sp)
         started = ", ".join("?" if t is None else str(t) for t in sp.search_threads)
@@ -641,9 +645,10 @@ def main(args: argparse.Namespace) -> int:
               f"{sp.nodes_per_s:.0f} nodes/s by lc0's search time "
               f"({sp.nodes_per_s_wall:.0f} nodes/s by wall time incl. UCI round trips)",
               flush=True)
-    best = max(speeds, key=lambda sp: sp.nodes_per_s)
-    print(f"lc0 best configuration: {best.config.name}, {best.nodes_per_s:.0f} nodes/s",
-          flush=True)
+    best = max(speeds, key=lambda sp: sp.nodes_per_s) if speeds else None
+    if best is not None:
+        print(f"lc0 best configuration: {best.config.name}, {best.nodes_per_s:.0f} nodes/s",
+              flush=True)
 
     with Lc0Engine(lc0_path, maia, threads) as engine:
         info = engine.info
@@ -674,12 +679,13 @@ def main(args: argparse.Namespace) -> int:
                   + "".join(f", lc0 proved {m} WL {wl:+.0f}" for m, wl in d.lc0_proven.items())
                   + "]", flush=True)
 
-    ratio = ours_nps / best.nodes_per_s
+    ratio = ours_nps / best.nodes_per_s if best is not None else None
     for sp in speeds:
         print(f"ratio against lc0 {sp.config.name}: {ours_nps / sp.nodes_per_s:.2f}")
     if json_path:
         figures = {
             "bench": "vs_lc0", "visits": visits, "quick": quick, "backend": label,
+            "agreement_only": agreement_only,
             "positions": {"speed": SPEED_POSITIONS, "agreement": agreement.positions,
                           "seed": POSITION_SEED},
             "zerochess": {"nodes_per_s": ours_nps, "nodes": ours.batch_nodes,
@@ -687,7 +693,7 @@ def main(args: argparse.Namespace) -> int:
                           "batch": ours.batch_size, "device": ours.device,
                           "expander_workers": ours.expander_workers},
             "lc0_configurations": [sp.as_dict() for sp in speeds],
-            "lc0_best": best.as_dict(),
+            "lc0_best": best.as_dict() if best is not None else None,
             "lc0": {"name": info.name, "backend": info.backend, "path": lc0_path,
                     "smart_pruning_factor": 0, "agreement_threads_option": info.threads_option,
                     "agreement_search_threads": info.search_threads},
@@ -701,5 +707,14 @@ def main(args: argparse.Namespace) -> int:
                                               for sp in speeds},
         }
         record.write(json_path, head, figures)
-    print(f"ratio_vs_lc0: {ratio:.2f}", flush=True)
+    if ratio is not None:
+        print(f"ratio_vs_lc0: {ratio:.2f}", flush=True)
     return 0
+
+
+__all__ = ["AGREEMENT_TARGET", "Agreement", "Disagreement", "FULL_AGREEMENT_POSITIONS",
+           "FULL_VISITS", "INSTALL_HINT", "KL_EPSILON", "Lc0Config", "Lc0Engine", "Lc0Info",
+           "Lc0Search", "Lc0Speed", "MoveStat", "POSITION_SEED", "QUICK_VISITS",
+           "SPEED_POSITIONS", "THREADS_ENV", "ZeroRun", "compare", "find_lc0", "find_maia",
+           "kl_divergence", "lc0_configurations", "lc0_root_stats", "lc0_root_visits", "main",
+           "measure_lc0", "parse_move_stats", "peer_positions", "run_lc0", "run_zerochess"]

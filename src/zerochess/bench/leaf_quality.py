@@ -43,7 +43,8 @@ def search(model: Any, boards: Sequence[chess.Board], visits: int, leaves: int) 
     return out
 
 
-def _visits(res: Any) -> dict[chess.Move, int]:
+def root_visits(res: Any) -> dict[chess.Move, int]:
+    """A ``SearchResult``'s root visits by move."""
     return {m: int(v) for m, v in zip(res.moves, res.visits, strict=True)}
 
 
@@ -72,7 +73,7 @@ def run_quality(model: Any, lc0_path: str | None, weights: str, positions: int, 
     for width in leaves:
         start = time.perf_counter()
         res = search(model, boards, visits, width)
-        ours[width] = ([_visits(r) for r in res], [r.best_move for r in res],
+        ours[width] = ([root_visits(r) for r in res], [r.best_move for r in res],
                        time.perf_counter() - start, sum(r.collisions for r in res))
         log(f"zerochess L={width}: {ours[width][2]:.0f} s, collisions {ours[width][3]}")
     lc0 = {}
@@ -123,3 +124,7 @@ def main(args: Any) -> int:
     if getattr(args, "json", None):
         record.write(args.json, head, res)  # machine, versions, commit, model hashes
     return 0
+
+
+__all__ = ["BATCH", "FULL", "LEAVES", "QUICK", "TINY", "compare", "main", "root_visits",
+           "run_quality", "search"]

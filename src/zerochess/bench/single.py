@@ -179,3 +179,7 @@ def main(args: Any) -> int:
     print(f"total time {res['total_s']:.0f}s", file=sys.stderr)
     print(RATIO_PREFIX + f"{res['ratio']:.2f}", flush=True)
     return 0
+
+
+__all__ = ["CACHE_SIZE", "Config", "FULL", "QUICK", "RATIO_PREFIX", "TINY", "agreement",
+           "main", "run_lc0", "run_single", "run_zerochess"]

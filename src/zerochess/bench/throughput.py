@@ -437,3 +437,10 @@ def main(args: Any) -> int:
     print(f"total time {record.finish(head)['wall_s']:.0f}s", file=sys.stderr)
     print_report(res, note)
     return 0
+
+
+__all__ = ["CURVE_BATCH", "CURVE_SIMS", "DEFAULT_BATCHES", "DEFAULT_SIMS", "FULL_NET",
+           "MIN_RATIO_PREFIX", "NUM_POSITIONS", "OursPoint", "PEER_MEMORY_SHARE",
+           "QUICK_CURVE_SIMS", "QUICK_NET", "RATIO_PREFIX", "RATIO_SIMS", "bench_positions",
+           "fill", "main", "peak_rss_mb", "peer_layouts", "peer_point", "print_report",
+           "ratio_line", "run_bench", "run_ours", "worker_peak_rss_mb"]

@@ -40,3 +40,7 @@ def encode_board(board: chess.Board) -> np.ndarray:
         np, boards, repeated, np.int8(board.turn), np.int32(castling_bits(board)),
         np.int32(board.halfmove_clock),
     )
+
+
+__all__ = ["AUX_BASE", "NUM_PLANES", "PLANES_PER_POSITION", "encode_board",
+           "planes_from_arrays"]

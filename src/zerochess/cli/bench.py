@@ -29,6 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mode.add_argument("--uci", action="store_true",
                       help="zerochess uci vs lc0 at engine time controls: nodes per move at "
                       "go movetime along games, and where each search's time goes")
+    mode.add_argument("--startup", action="store_true",
+                      help="start-up of new `analyse` and `uci` processes, cold and warm")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", type=path_arg,
@@ -38,6 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     # multi-leaf search (zerochess.bench.single / leaf_quality / leaves)
     p.add_argument("--single", action="store_true",
                    help="with --vs-lc0: one position at a time, best L vs lc0's best config")
+    p.add_argument("--agreement-only", action="store_true",
+                   help="with --vs-lc0: the agreement with lc0 alone (no speed layouts)")
     p.add_argument("--leaf-quality", action="store_true",
                    help="search quality vs leaves per step L (Maia-1900, vs L=1 and lc0)")
     p.add_argument("--leaves", action="store_true",

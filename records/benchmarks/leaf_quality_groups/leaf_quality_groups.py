@@ -5,7 +5,7 @@
 and with L = 8 in one group and in two, and reports the same best move share and the
 mean KL(L=1 || variant) of the root visits (the bench's own functions).
 
-    python benchmarks/leaf_quality_groups.py OUT.json [L]
+    python records/benchmarks/leaf_quality_groups/leaf_quality_groups.py OUT.json [L]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import time
 
 from zerochess.bench import lc0_peer, record
-from zerochess.bench.leaf_quality import BATCH, FULL, _visits, compare
+from zerochess.bench.leaf_quality import BATCH, FULL, compare, root_visits
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
 
@@ -34,7 +34,7 @@ def main(out: str, leaves: int = 8) -> None:
         res = []
         for i in range(0, len(boards), BATCH):
             res += searcher.search(list(boards[i:i + BATCH]), SearchConfig(), visits)
-        runs[name] = ([_visits(r) for r in res], [r.best_move for r in res],
+        runs[name] = ([root_visits(r) for r in res], [r.best_move for r in res],
                       time.perf_counter() - start, sum(r.collisions for r in res))
         print(f"{name}: {runs[name][2]:.0f} s, collisions {runs[name][3]}", flush=True)
     base = runs["L1"]

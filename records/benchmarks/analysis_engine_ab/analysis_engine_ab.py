@@ -1,6 +1,6 @@
 """The analysis engine's throughput alone (no lc0), for before/after comparisons.
 
-    python benchmarks/analysis_engine_ab.py SLOTS POSITIONS VISITS MODEL
+    python records/benchmarks/analysis_engine_ab/analysis_engine_ab.py SLOTS POSITIONS VISITS MODEL
 
 Starts ``zerochess analysis --slots SLOTS`` (the checkout on ``PYTHONPATH``), submits
 POSITIONS queries of VISITS visits at once (the positions of ``bench --analysis``) and

@@ -9,7 +9,7 @@ with the full run's visit counts and positions (32 at 800 visits, 8 at 10,000), 
   adds 64, 128 and 256, left out for time; 32 was the best of {default, 32} in every
   ``--quick`` record).
 
-    python benchmarks/single_800_10000.py OUT.json
+    python records/benchmarks/single_800_10000/single_800_10000.py OUT.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ GRID = {"visits": (800, 10_000), "positions": {800: 32, 10_000: 8},
 def main(path: str) -> None:
     lc0_path, maia = lc0_peer.find_lc0(), lc0_peer.find_maia()
     head = record.header("vs_lc0_single", [maia],
-                         argv=["(benchmarks/single_800_10000.py)", path])
+                         argv=["(records/benchmarks/single_800_10000/single_800_10000.py)", path])
     res = run_single(load_model(maia), lc0_path, maia, GRID,
                      log=lambda line: print(line, flush=True))
     res["quick"] = False

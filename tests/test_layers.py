@@ -1,0 +1,141 @@
+"""No module imports upward: every import in ``src/zerochess`` against the layering table
+of ``docs/DESIGN.md`` (the one description of the layers; this test reads it)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "zerochess"
+ROW = re.compile(r"^\| (\d+) \| `zerochess\.([a-z_0-9]+)` \| .* \| ([a-z_0-9, -]+) \|$")
+
+
+def layer_table(text: str) -> dict[str, tuple[int, set[str]]]:
+    """unit (a top-level module or package of zerochess) -> (layer, the units it imports),
+    from the table's rows."""
+    rows = {}
+    for line in text.splitlines():
+        match = ROW.match(line.strip())
+        if match:
+            layer, unit, imports = match.groups()
+            assert unit not in rows, f"{unit} has two rows"
+            rows[unit] = (int(layer), {u.strip() for u in imports.split(",")} - {"-", ""})
+    return rows
+
+
+def _unit(module: str) -> str:
+    """'zerochess.search.step' -> 'search'; the package root -> ''."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_nodes(tree: ast.AST):
+    """The tree's nodes, less what sits under ``if TYPE_CHECKING:`` (never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                stack.extend(child.orelse)
+            else:
+                stack.append(child)
+
+
+def imported_modules(path: Path, text: str | None = None) -> set[str]:
+    """The zerochess modules the file ``path`` (its source ``text``, default read from
+    it) imports at run time (``from zerochess import x`` counts as ``zerochess.x`` where x
+    is a submodule, else as the package root)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    text = path.read_text(encoding="utf-8") if text is None else text
+    found = set()
+    for node in _runtime_nodes(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "zerochess"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != "zerochess":
+                continue
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                rel = Path(*sub.split(".")[1:])
+                is_module = ((PACKAGE / rel).with_suffix(".py").exists()
+                             or (PACKAGE / rel / "__init__.py").exists())
+                found.add(sub if is_module else source)
+    return found
+
+
+def violations(rows: dict[str, tuple[int, set[str]]], extra: dict[Path, str] | None = None
+               ) -> tuple[list[str], dict[str, set[str]]]:
+    """(imports the table forbids, the units each unit imports) over the package's files
+    and the ``extra`` files (path -> source) the test makes up."""
+    bad, uses = [], {}
+    files = {p: None for p in sorted(PACKAGE.rglob("*.py"))} | (extra or {})
+    for path, text in files.items():
+        module = _module_name(path)
+        unit = _unit(module)
+        if not unit:  # the package root re-exports lazily; it is outside the layers
+            continue
+        if unit not in rows:
+            bad.append(f"{module}: zerochess.{unit} has no row in docs/DESIGN.md's table")
+            continue
+        for target in sorted(imported_modules(path, text)):
+            other = _unit(target)
+            if other in ("", unit):
+                continue
+            if path.name == "__main__.py" and other == "cli":
+                continue  # an entry point (python -m zerochess.X) runs the command line
+            uses.setdefault(unit, set()).add(other)
+            if other not in rows:
+                bad.append(f"{module} imports {target}, which has no row in the table")
+            elif rows[other][0] >= rows[unit][0]:
+                bad.append(f"{module} (layer {rows[unit][0]}) imports {target} "
+                           f"(layer {rows[other][0]}): not a layer above")
+    return bad, uses
+
+
+def test_the_table_covers_every_module_and_reads_back() -> None:
+    rows = layer_table((REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8"))
+    units = {p.stem if p.suffix == ".py" else p.name for p in PACKAGE.iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert units - {"configs"} == set(rows), (sorted(units - set(rows)), sorted(set(rows) - units))
+    assert rows["errors"] == (0, set()) and rows["cli"][0] == max(r[0] for r in rows.values())
+
+
+def test_no_module_imports_upward_and_the_table_lists_each_packages_imports() -> None:
+    rows = layer_table((REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8"))
+    bad, uses = violations(rows)
+    assert not bad, "\n".join(bad)
+    stale = [f"zerochess.{unit}: the table says it imports {sorted(listed)}, it imports "
+             f"{sorted(uses.get(unit, set()))}" for unit, (_, listed) in sorted(rows.items())
+             if listed != uses.get(unit, set())]
+    assert not stale, "\n".join(stale)
+
+
+def test_the_check_catches_an_upward_import() -> None:
+    """The check itself can fail: a search module importing the UCI engine, a lazy import
+    inside a function, and a relative import are each found; a TYPE_CHECKING one is not."""
+    rows = layer_table((REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8"))
+    probe = {PACKAGE / "search" / "_layer_probe.py": (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from zerochess.cli import main\n"
+        "def f():\n    from zerochess.uci import driver\n"
+        "from ..games import loop\n")}
+    bad, _ = violations(rows, probe)
+    probe_bad = [b for b in bad if b.startswith("zerochess.search._layer_probe")]
+    assert len(probe_bad) == 2, probe_bad
+    assert "imports zerochess.games.loop (layer 5)" in probe_bad[0]
+    assert "imports zerochess.uci.driver (layer 5)" in probe_bad[1]
+    assert imported_modules(PACKAGE / "uci" / "protocol.py") >= {"zerochess.positions"}
