@@ -27,9 +27,13 @@ def _tracked() -> set[str] | None:
     return set(out.stdout.splitlines()) if out.returncode == 0 else None
 
 
+OUTPUT_ARG = re.compile(r"--(?:out|json)[ =]\S+")
+
+
 def cited_records(text: str) -> list[str]:
-    """Record paths in ``text``; placeholders (``docs/results/DIR``, ``<name>``) are not."""
-    paths = [m.rstrip("./") for m in CITED.findall(text)]
+    """Record paths in ``text``; placeholders (``docs/results/DIR``, ``<name>``) are not, nor
+    a command's output argument (``--out PATH``, ``--json PATH``: where a run will write)."""
+    paths = [m.rstrip("./") for m in CITED.findall(OUTPUT_ARG.sub("", text))]
     return [p for p in paths if not any(part.isupper() for part in p.split("/"))]
 
 
@@ -37,7 +41,8 @@ def test_the_pattern_finds_record_paths_only() -> None:
     text = ("recorded in `docs/results/contempt_wdl_maia_small/` and "
             "benchmarks/results/2026-11-22-h100.json and records/benchmarks/x/run.json; not "
             "`benchmarks/results/` nor docs/results/<name> nor docs/results/DIR nor "
-            "results/contempt_wdl/tiny-seed0/")
+            "results/contempt_wdl/tiny-seed0/ nor `run --out records/new/run1 --json "
+            "records/new/run1.json`")
     assert cited_records(text) == ["docs/results/contempt_wdl_maia_small",
                                    "benchmarks/results/2026-11-22-h100.json",
                                    "records/benchmarks/x/run.json"]

@@ -1,4 +1,4 @@
-"""Self-play on the device (``zerochess.games.device_selfplay``: one compiled scan over
+"""Self-play on the device (``zerochess.training.device_selfplay``: one compiled scan over
 plies): legal games whose ends python-chess confirms, games that depend on (seed, game,
 ply) only (not on the slot or the batch size), finished slots refilled from the openings,
 and consistent training examples."""
@@ -11,8 +11,8 @@ import pytest
 
 from zerochess import SearchConfig, load_model
 from zerochess.chess.policy_map import index_to_move
-from zerochess.games.device_selfplay import play
 from zerochess.search.results import TemperatureSchedule
+from zerochess.training.device_selfplay import play
 
 OPENINGS = ["6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",  # Rd8#
             "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",  # black to move: only Kh8-... none: stalemate?

@@ -136,6 +136,6 @@ def test_the_check_catches_an_upward_import() -> None:
     bad, _ = violations(rows, probe)
     probe_bad = [b for b in bad if b.startswith("zerochess.search._layer_probe")]
     assert len(probe_bad) == 2, probe_bad
-    assert "imports zerochess.games.loop (layer 5)" in probe_bad[0]
-    assert "imports zerochess.uci.driver (layer 5)" in probe_bad[1]
+    assert "imports zerochess.games.loop (layer 6)" in probe_bad[0]
+    assert "imports zerochess.uci.driver (layer 6)" in probe_bad[1]
     assert imported_modules(PACKAGE / "uci" / "protocol.py") >= {"zerochess.positions"}

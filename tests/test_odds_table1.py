@@ -134,7 +134,7 @@ def test_estimate_arithmetic(monkeypatch, tmp_path):
     from zerochess.games.config import EngineSpec, PlayerSpec
     from zerochess.search import SearchConfig
 
-    monkeypatch.setattr(runtime, "measure_search", lambda model, players, specs, b:
+    monkeypatch.setattr(runtime, "measure_search", lambda model, players, specs, b, rules="host":
                         runtime.SearchRate(max(p.nodes for p in players) + 1, b, 1000.0,
                                            0.5, 7.0))
     monkeypatch.setattr(runtime, "measure_engine", lambda spec, board: 0.01)

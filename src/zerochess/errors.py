@@ -18,6 +18,7 @@ which kind of input was bad, the message quotes the offending value (shortened b
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 QUOTE_LIMIT = 80
@@ -70,6 +71,22 @@ def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
     if complete and len(text) <= limit:
         return text
     return f"{text[:limit]}... ({_describe(value)})"
+
+
+PATH_QUOTE_LIMIT = 300
+
+
+def quote_path(path: Any, limit: int = PATH_QUOTE_LIMIT) -> str:
+    """A file path quoted whole when it is of a usual length (a temporary folder's path is
+    often longer than ``quote``'s 80 characters, and the file's name is at its end); a
+    longer one keeps its start and its last ``limit // 2`` characters (the file's name)."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+    if not isinstance(text, str):
+        return quote(text)
+    if len(text) <= limit:
+        return repr(text)
+    head, tail = text[:limit // 4], text[-(limit // 2):]
+    return f"{head!r}...{tail!r} ({len(text):,} characters)"
 
 
 _MAX_DEPTH = 6
@@ -155,4 +172,4 @@ _BRACKETS: dict[type, tuple[str, str]] = {
 
 
 __all__ = ["ConfigError", "InputFileError", "ModelError", "ModelFileError", "PositionError",
-           "UserError", "quote"]
+           "UserError", "quote", "quote_path"]

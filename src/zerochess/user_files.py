@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from zerochess.errors import InputFileError, UserError, quote
+from zerochess.errors import InputFileError, UserError, quote, quote_path
 
 MAX_NETWORK_FILE_BYTES = 2**31  # classic lc0 networks are at most a few hundred MB
 MAX_CONFIG_BYTES = 4 * 2**20  # a YAML config is a few KB
@@ -70,19 +70,19 @@ def check_user_file(path: object, what: str, max_bytes: int | None = None,
     try:
         info = p.stat()
     except FileNotFoundError:
-        raise error(f"{what} not found: {quote(text)}") from None
+        raise error(f"{what} not found: {quote_path(text)}") from None
     except (OSError, ValueError) as err:  # ValueError: an embedded NUL byte
         reason = getattr(err, "strerror", None) or str(err)
-        raise error(f"cannot read {what} {quote(text)}: {reason}") from None
+        raise error(f"cannot read {what} {quote_path(text)}: {reason}") from None
     if not stat.S_ISREG(info.st_mode):
         link = ""
         if p.is_symlink():
             with contextlib.suppress(OSError):
-                link = f" (a link to {quote(os.path.realpath(text))})"
+                link = f" (a link to {quote_path(os.path.realpath(text))})"
         kind = _kind(info.st_mode)
-        raise error(f"{what} {quote(text)}{link} is {kind}, not a file")
+        raise error(f"{what} {quote_path(text)}{link} is {kind}, not a file")
     if max_bytes is not None and info.st_size > max_bytes:
-        raise error(f"{what} {quote(text)} is {_size(info.st_size)}, larger than "
+        raise error(f"{what} {quote_path(text)} is {_size(info.st_size)}, larger than "
                     f"{_size(max_bytes)} (the limit for this kind of file)")
     return p
 
@@ -100,11 +100,11 @@ def open_user_file(path: object, what: str, max_bytes: int | None = None,
     try:
         fd = os.open(p, flags)
     except OSError as err:
-        raise error(f"cannot read {what} {quote(str(p))}: {err.strerror or err}") from None
+        raise error(f"cannot read {what} {quote_path(str(p))}: {err.strerror or err}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{what} {quote(str(p))} is {_kind(info.st_mode)}, not a file")
+            raise error(f"{what} {quote_path(str(p))} is {_kind(info.st_mode)}, not a file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         handle = os.fdopen(fd, "rb")
@@ -122,10 +122,10 @@ def read_user_bytes(path: object, what: str, max_bytes: int,
         try:
             data = fh.read(max_bytes + 1)
         except OSError as err:
-            raise error(f"cannot read {what} {quote(os.fspath(path))}: "  # type: ignore[arg-type]
+            raise error(f"cannot read {what} {quote_path(os.fspath(path))}: "  # type: ignore[arg-type]
                         f"{err.strerror or err}") from None
     if len(data) > max_bytes:
-        raise error(f"{what} {quote(os.fspath(path))} is larger than "  # type: ignore[arg-type]
+        raise error(f"{what} {quote_path(os.fspath(path))} is larger than "  # type: ignore[arg-type]
                     f"{_size(max_bytes)} (the limit for this kind of file)")
     return data
 

@@ -20,7 +20,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.errors import ConfigError, InputFileError, quote
+from zerochess.errors import ConfigError, InputFileError, quote, quote_path
 from zerochess.games.config import OpeningSpec
 from zerochess.games.seeding import derive_seed
 from zerochess.positions import (
@@ -104,7 +104,7 @@ def check_polyglot_book(path: str | Path) -> None:
 def _check_book_entries(path: str, size: int, mtime_ns: int) -> None:
     """``check_polyglot_book``'s walk over the entries (once per file version)."""
     if size == 0 or size % 16:
-        raise InputFileError(f"opening book {quote(path)} is not a polyglot book ({size:,} "
+        raise InputFileError(f"opening book {quote_path(path)} is not a polyglot book ({size:,} "
                              "bytes, not a whole number of 16-byte entries)")
     last_key = 0
     done = 0
@@ -124,7 +124,7 @@ def _check_book_entries(path: str, size: int, mtime_ns: int) -> None:
                 i = int(bad[0])
                 why = ("its keys are not in ascending order" if unsorted[i] else
                        f"move code 0x{int(moves[i]):04x} is not a polyglot move")
-                raise InputFileError(f"opening book {quote(path)} is not a polyglot book: "
+                raise InputFileError(f"opening book {quote_path(path)} is not a polyglot book: "
                                      f"entry {done + i:,} (byte {16 * (done + i):,}): {why}")
             last_key = int(keys[-1])
             done += len(entries)

@@ -34,7 +34,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from zerochess.errors import UserError, quote
+from zerochess.errors import UserError, quote, quote_path
 from zerochess.search.results import SearchResult
 from zerochess.uci.info import (
     ThinkingInfo,
@@ -198,7 +198,7 @@ class _Output:
                 try:
                     self.log_file = _open_log(path)
                 except OSError as err:
-                    return f"cannot open LogFile {quote(path)}: {err.strerror or err}"
+                    return f"cannot open LogFile {quote_path(path)}: {err.strerror or err}"
             return None
 
 
