@@ -83,9 +83,19 @@ def _ends(board: chess.Board, move: chess.Move) -> bool:
     return over
 
 
+def test_device_and_host_rules_give_identical_trees_small(model):
+    """The first tier's share: 24 positions, one leaf per step, the cache, tree reuse."""
+    _compare(model, 1, 4096, 24)
+
+
+@pytest.mark.tier2
 @pytest.mark.parametrize("leaves, cache", [(1, 4096), (16, 0)])
 def test_device_and_host_rules_give_identical_trees(model, leaves, cache):
-    boards = _positions(100, seed=leaves)
+    _compare(model, leaves, cache, 100)
+
+
+def _compare(model, leaves: int, cache: int, count: int) -> None:
+    boards = _positions(count, seed=leaves)
     configs = _configs(len(boards))
     host = _searches(model, "host", leaves, boards, configs, cache)
     device = _searches(model, "device", leaves, boards, configs, cache)
@@ -124,7 +134,13 @@ def test_search_function_equals_searcher_and_composes(model):
     run(other, states, jax.random.key_data(jax.random.PRNGKey(1)))
     assert run._cache_size() == 1
 
-    # inside lax.scan: a few plies of self-play, search then step
+
+@pytest.mark.tier2  # one more compiled program: a scan over search and step
+def test_search_function_runs_inside_scan(model):
+    boards = _positions(8, seed=3)
+    configs = [SearchConfig(n_scl=N_SCL[i % 3], mate_check=False) for i in range(len(boards))]
+    params = stack_configs(configs, model.has_moves_left, model.mate_check)
+    states = jax.tree.map(jnp.asarray, start_states(boards))
     env = Env()
 
     def ply(carry, key):

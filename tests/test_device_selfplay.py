@@ -14,6 +14,8 @@ from zerochess.chess.policy_map import index_to_move
 from zerochess.search.results import TemperatureSchedule
 from zerochess.training.device_selfplay import play
 
+pytestmark = pytest.mark.tier2  # whole self-play runs (one compiled scan each)
+
 OPENINGS = ["6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",  # Rd8#
             "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",  # black to move: only Kh8-... none: stalemate?
             "8/8/8/8/8/5k2/8/5K1B b - - 0 1",  # bishop against king: insufficient at once

@@ -25,6 +25,8 @@ from zerochess.games.players import get_model
 from zerochess.games.records import GameWriter, read_games_csv, read_pgn_games
 from zerochess.games.run import play_into
 
+pytestmark = pytest.mark.tier2  # whole self-play runs, interrupted and resumed
+
 # games of different lengths: a mate in one, a queen against a bare king, the start
 FENS = ["r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 2 3",
         "8/8/8/4k3/8/8/8/4K2Q w - - 0 1", chess.STARTING_FEN]

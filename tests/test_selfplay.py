@@ -439,6 +439,7 @@ def test_tree_reuse_per_side(tmp_path):
         tiny_config(white={"name": "x", "tree_reuse": "yes"})
 
 
+@pytest.mark.tier2  # three searchers of their own (a resnet at three tree sizes)
 def test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges():
     """A game's trees are sized nodes + 1. In this queen-odds middlegame the search's
     default edge pool (40 per node on average) fills before 32 simulations, dropping one;
