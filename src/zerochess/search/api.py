@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import threading
@@ -30,8 +29,18 @@ from zerochess.positions import check_board
 from zerochess.program_store import Program, program
 from zerochess.search import cache as eval_cache
 from zerochess.search import compiled, loop, reroot, step, view
+from zerochess.search.batch import SearchBatch
 from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
+from zerochess.search.memory import (
+    MAX_EDGES_PER_NODE,
+    MAX_LEAVES,
+    MAX_NODES,
+    check_tree_memory,
+    default_node_bytes,
+    memory_bytes,
+    size_text,
+)
 from zerochess.search.move_filter import (
     MoveFilter,
     TreeFilter,
@@ -41,76 +50,9 @@ from zerochess.search.move_filter import (
 )
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, results_from_view
-from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K, bytes_per_node
-from zerochess.validation import MAX_INT32, as_count, as_real, as_seed
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchBatch:
-    """A batch of searches in progress: the boards and their device state.
-
-    The trees are held as one or more equal shards (see ``Searcher``); ``state`` shows
-    them as one batch for inspection. ``budget`` is the simulation count each tree was
-    last asked to reach, ``search_time_s`` the wall time of the ``run`` calls that
-    searched it.
-    """
-
-    boards: tuple[chess.Board, ...]
-    shards: tuple[SearchState, ...]
-    budget: np.ndarray  # int64 [B]
-    search_time_s: np.ndarray  # float64 [B]
-    # each tree's move filters (None: none); None: no tree has one
-    move_filters: tuple[tuple[MoveFilter, ...] | None, ...] | None = None
-
-    def move_filter(self, index: int) -> tuple[MoveFilter, ...] | None:
-        """The move filters tree ``index`` was started with (None: none)."""
-        return None if self.move_filters is None else self.move_filters[index]
-
-    def __len__(self) -> int:
-        return len(self.boards)
-
-    def check_live(self) -> None:
-        """Raise ``ConfigError`` if this batch was consumed. ``Searcher.run``, ``reset``
-        and ``advance`` update the trees in place (their device buffers are donated), so
-        afterwards only the batch they returned holds the trees."""
-        for shard in self.shards:
-            if any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree.leaves(shard)):
-                raise ConfigError(
-                    "this SearchBatch was consumed by an earlier Searcher.run, reset or "
-                    "advance (the trees are updated in place): use the batch that call "
-                    "returned, e.g. batch = searcher.run(batch, n)")
-
-    @property
-    def state(self) -> SearchState:
-        """The whole batch's state (a concatenated copy when sharded)."""
-        self.check_live()
-        if len(self.shards) == 1:
-            return self.shards[0]
-        return jax.tree.map(lambda *xs: jnp.concatenate(xs), *self.shards)
-
-    @property
-    def finished(self) -> np.ndarray:
-        """bool [B]: the tree reached its budget, was stopped (the KLD-gain stopper,
-        ``SearchConfig.minimum_kld_gain_per_node``: a stopped tree stays stopped in later
-        ``run`` calls), or its smart pruning (``SearchConfig.smart_pruning_factor``)
-        decided."""
-        self.check_live()
-        size = len(self.boards) // len(self.shards)
-        limits = [jax.device_put(np.minimum(self.budget[k * size:(k + 1) * size],
-                                            2**31 - 1).astype(np.int32))
-                  for k in range(len(self.shards))]
-        sims, stopped, pruned = jax.device_get((
-            [s.tree.simulations for s in self.shards], [s.stopped for s in self.shards],
-            [_pruned(s.tree, s.params, lim) for s, lim in zip(self.shards, limits,
-                                                               strict=True)]))
-        return ((np.concatenate(sims) >= self.budget) | np.concatenate(stopped)
-                | np.concatenate(pruned))
-
-
-@program
-def _pruned(tree, params, limit):
-    return jax.vmap(loop.smart_pruning_stop)(tree, params, limit)
-
+from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K
+from zerochess.search.tree_keys import batch_keys, tree_key, tree_keys
+from zerochess.validation import MAX_INT32, as_count, as_real
 
 STEP_CALL_S = 0.05  # device time per compiled call when the host must look in (clock, progress)
 
@@ -119,55 +61,6 @@ def default_rules() -> str:
     """The rules backend ``Searcher`` uses when none is named: the device rules on an
     accelerator (the host's python-chess would leave it idle), else the host's."""
     return "device" if jax.default_backend() != "cpu" else "host"
-
-
-MAX_NODES = MAX_INT32  # node indices, visits and simulation counters are int32
-MAX_LEAVES = 65_536  # leaves per tree and step (lc0's MinibatchSize goes to 1,024)
-MAX_EDGES_PER_NODE = 256  # edge pool entries per node (a position has at most 218 moves)
-
-
-def memory_bytes() -> tuple[int, str]:
-    """(bytes, description) of the memory that holds the trees: the accelerator's limit
-    (``memory_stats()["bytes_limit"]``), else the machine's physical memory."""
-    try:
-        stats = jax.devices()[0].memory_stats() or {}
-    except Exception:  # noqa: BLE001 - a backend without memory stats
-        stats = {}
-    if stats.get("bytes_limit"):
-        return int(stats["bytes_limit"]), f"{jax.devices()[0].device_kind} memory"
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine's memory"
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 2**63 - 1, "memory"
-
-
-@functools.cache
-def _bytes_per_node(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
-    return bytes_per_node(edges_per_node)
-
-
-def check_tree_memory(batch: int, max_nodes: int, what: str = "max_nodes",
-                      node_bytes: int | None = None) -> None:
-    """Refuse (``ConfigError``) a batch of trees that cannot fit in memory, before any
-    allocation: the message says the largest ``what`` (nodes per tree) that would fit."""
-    per_node = node_bytes or _bytes_per_node()
-    need = batch * max_nodes * per_node
-    have, where = memory_bytes()
-    if need > have:
-        most = have // (batch * per_node)
-        fix = (f"{what} must be at most about {most:,} here" if most >= 2 else
-               f"at most about {have // (max_nodes * per_node):,} such trees fit here")
-        raise ConfigError(
-            f"{batch:,} search tree(s) of {max_nodes:,} nodes need {_size(need)} "
-            f"({per_node:,} bytes per node), more than {where} ({_size(have)}); {fix}")
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 class Searcher:
@@ -229,9 +122,9 @@ class Searcher:
             need, (have, where) = cache_size * eval_cache.ENTRY_BYTES, memory_bytes()
             if need > have // 2:
                 raise ConfigError(
-                    f"cache_size {cache_size:,} needs {_size(need)} "
+                    f"cache_size {cache_size:,} needs {size_text(need)} "
                     f"({eval_cache.ENTRY_BYTES} bytes per entry), more than half of {where} "
-                    f"({_size(have)}); at most about {have // 2 // eval_cache.ENTRY_BYTES:,} "
+                    f"({size_text(have)}); at most about {have // 2 // eval_cache.ENTRY_BYTES:,} "
                     "entries fit here")
         if num_workers is not None:
             num_workers = check_workers(num_workers)
@@ -313,12 +206,12 @@ class Searcher:
 
     @property
     def bytes_per_node(self) -> int:
-        return _bytes_per_node(self.edges_per_node)
+        return default_node_bytes(self.edges_per_node)
 
     @staticmethod
     def node_bytes(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
         """Bytes of device memory per tree node (before any Searcher exists)."""
-        return _bytes_per_node(edges_per_node)
+        return default_node_bytes(edges_per_node)
 
     def clear_cache(self) -> None:
         """Empty the evaluation cache (e.g. after changing the network's weights)."""
@@ -861,43 +754,6 @@ _finish_select = StateProgram(loop.finish_select, static_argnames=("num_leaves",
                               donate=(0,))
 
 
-@program
-def _fold_keys(seed: jax.Array, indices: jax.Array) -> jax.Array:
-    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed]))
-    return jax.vmap(lambda i: jax.random.key_data(jax.random.fold_in(base, i)))(indices)
-
-
-def _seed_word(seed: int) -> np.uint32:
-    """``jax.random.PRNGKey(seed)`` is (0, seed mod 2**32) with 32-bit jax: its low word."""
-    if not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
-    return np.uint32(seed & 0xFFFFFFFF)
-
-
-def tree_keys(seed: int, count: int) -> np.ndarray:
-    """Raw PRNG keys (uint32 [count, 2]) of the trees of a batch searched with ``seed``:
-    every random choice of tree i (noise, search-contempt draws) flows from key i."""
-    return np.asarray(_fold_keys(_seed_word(as_seed(seed)), np.arange(count, dtype=np.uint32)),
-                      np.uint32)
-
-
-def batch_keys(seed: int | Sequence[int], count: int) -> np.ndarray:
-    """Keys uint32 [count, 2]: ``tree_keys(seed, count)`` for one batch seed, or
-    ``tree_keys(seed[i], 1)[0]`` for tree i when given one seed per tree."""
-    if isinstance(seed, str) or not isinstance(seed, Iterable):
-        return tree_keys(as_seed(seed), count)
-    seeds = [as_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
-    if len(seeds) != count:
-        raise ConfigError(f"{len(seeds)} seeds for {count} positions")
-    return np.stack([tree_keys(s, 1)[0] for s in seeds])
-
-
-def tree_key(seed: int, index: int) -> np.ndarray:
-    """The key of tree ``index`` alone (same value as ``tree_keys(seed, n)[index]``)."""
-    return np.asarray(_fold_keys(_seed_word(as_seed(seed)), np.asarray([index], np.uint32))[0],
-                      np.uint32)
-
-
 def simulation_counts(num_simulations: object, batch: int) -> np.ndarray:
     """int64 [batch] from one count or one per tree (each an integer in [0, 2**31))."""
     if isinstance(num_simulations, str) or not isinstance(num_simulations, Iterable):
@@ -915,5 +771,8 @@ def check_workers(workers: object) -> int:
     return as_count(workers, "workers", 0, 4 * (os.cpu_count() or 1))
 
 
-__all__ = ["MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys",
-           "check_tree_memory", "check_workers", "simulation_counts", "tree_key", "tree_keys"]
+# SearchBatch, the memory check and the tree keys live in their own modules (batch, memory,
+# tree_keys); their old import path through this module keeps working
+__all__ = ["MAX_NODES", "MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys",
+           "check_tree_memory", "check_workers", "memory_bytes", "simulation_counts", "tree_key",
+           "tree_keys"]
