@@ -256,3 +256,25 @@ def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
     before = (out / "train_efficiency.csv").read_text()
     exp.execute("tiny", tmp_path / "run", config_path=over, progress=False)
     assert (out / "train_efficiency.csv").read_text() == before
+
+
+@pytest.mark.tier2  # two whole training runs
+def test_a_run_on_device_rules_plays_the_host_runs_games(tmp_path):
+    """``zerochess train --rules device``: the same games, examples and parameters as on the
+    host's rules (one generation of MINI, its self-play and its training steps)."""
+    cfg = TrainConfig.from_dict({**copy.deepcopy(MINI), "generations": 1,
+                                 "evaluation": {**MINI["evaluation"], "every": 0,
+                                                "final_games": 0}})
+    from zerochess.games import players
+
+    for rules in ("host", "device"):
+        run_training(cfg, tmp_path / rules, log=lambda s: None, rules=rules)
+    assert {s.rules.on_device for _, s in players._SEARCHERS.values()} == {False, True}
+    pgn = "games/gen_0001/games.pgn"
+    assert (tmp_path / "host" / pgn).read_text() == (tmp_path / "device" / pgn).read_text()
+    a_state, a_buf, _ = _params(tmp_path / "host", cfg)
+    b_state, b_buf, _ = _params(tmp_path / "device", cfg)
+    for x, y in zip(a_buf.examples(), b_buf.examples(), strict=True):
+        np.testing.assert_array_equal(x, y)
+    for x, y in zip(jax.tree.leaves(a_state), jax.tree.leaves(b_state), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from zerochess.cli.runs import checked_seed, path_arg, positive
+from zerochess.cli.runs import add_rules_option, checked_seed, path_arg, positive
 
 INTERRUPTED = ("interrupted: finished generations are checkpointed; run the same command "
                "to resume")
@@ -37,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="stop after N generations in this call (resume later)")
     p.add_argument("--tensorboard", metavar="DIR", default=None, type=path_arg,
                    help="also log the metrics to this TensorBoard folder (needs tensorboardX)")
+    add_rules_option(p)
     p.set_defaults(run=run, interrupted=INTERRUPTED)
 
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         else None
     out = Path(args.out) if args.out else Path("results") / "train" / config.name
     summary = run_training(config, out, stop_after_generations=stop_after,
-                           tensorboard=args.tensorboard)
+                           tensorboard=args.tensorboard, rules=args.rules)
     if not summary["finished"]:
         _rates(summary)
         print(f"stopped after generation {summary['generations']} of {config.generations}; "

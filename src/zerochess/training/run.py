@@ -147,6 +147,7 @@ class _Run:
     log: Callable[[str], None]
     max_nodes: int
     notes: list[str] = dataclasses.field(default_factory=list)
+    rules: str | None = None  # where the searches' chess rules run (None: the default)
 
     def builtin_model(self) -> Model:
         if self.builtin is None:
@@ -215,7 +216,8 @@ def _opponent(run: _Run, opp: str | PlayerSpec) -> tuple[str, Player] | None:
 def network_match(players: dict[str, Player], p1: str, p2: str, games: int,
                   openings: OpeningSpec, seed: int, out_dir: Path, *, batch_size: int,
                   max_plies: int | None, max_nodes: int | None = None,
-                  event: str = "zerochess train match") -> MatchResult:
+                  event: str = "zerochess train match", rules: str | None = None
+                  ) -> MatchResult:
     """A match of ``p1`` against ``p2`` (colours alternate, each opening played with both
     colours) written to ``out_dir`` (replaced when it exists); the result from ``p1``'s
     view. Players of one model with different params share one compiled searcher."""
@@ -225,7 +227,7 @@ def network_match(players: dict[str, Player], p1: str, p2: str, games: int,
     with GameWriter(out_dir, event=event) as writer:
         played = play_training_games(specs, players, batch_size=batch_size,
                                      max_plies=max_plies, max_nodes=max_nodes,
-                                     writer=writer, shrink_tail=True)
+                                     writer=writer, shrink_tail=True, rules=rules)
     return match_result([r.csv_row() for r in played.records], p1)
 
 
@@ -247,7 +249,7 @@ def _evaluate(run: _Run, gen: int, params: Any, games: int, games_total: int,
                                run.out / "eval" / f"gen_{gen:04d}_{tag}{name}",
                                batch_size=ev.batch_size, max_plies=ev.max_plies,
                                max_nodes=run.max_nodes,
-                               event=f"zerochess train eval gen {gen}")
+                               event=f"zerochess train eval gen {gen}", rules=run.rules)
         lo, hi = result.elo_interval()
         rows.append({"generation": gen, "games_total": games_total, "opponent": name,
                      "games": result.games, "wins": result.wins, "draws": result.draws,
@@ -280,7 +282,8 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
 def run_training(config: TrainConfig, out_dir: str | Path, *,
                  stop_after_generations: int | None = None,
                  log: Callable[[str], None] | None = None,
-                 tensorboard: str | Path | None = None) -> dict[str, Any]:
+                 tensorboard: str | Path | None = None,
+                 rules: str | None = None) -> dict[str, Any]:
     """Run (or resume) a training run into ``out_dir``.
 
     Args:
@@ -293,6 +296,9 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
       log: progress lines (default: stderr).
       tensorboard: also log the metrics rows to this TensorBoard folder (needs
         tensorboardX; ``zerochess.training.tensorboard``).
+      rules: where the searches' chess rules run (``host``, ``device``; None: device on an
+        accelerator, host on a CPU). Not part of the run's config: both give the same
+        games, so a run may be resumed on the other.
 
     Returns:
       A summary: ``trained_vs_initial`` (the final match's W/D/L, score, Elo), throughput
@@ -311,7 +317,7 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
         else base_nodes
     run = _Run(cfg, out, module, model, None, model.params,
                _trainer(model, cfg.loss, cfg.optimizer), log,
-               max_nodes=max(most_nodes, cfg.evaluation.player.nodes) + 1)
+               max_nodes=max(most_nodes, cfg.evaluation.player.nodes) + 1, rules=rules)
     state = run.trainer.init()
     buffer = ReplayBuffer(cfg.window_games)
     sched = NsclState(n_scl=sched_cfg.initial_n_scl, nodes=base_nodes)
@@ -388,7 +394,8 @@ def _generation(run: _Run, gen: int, state: TrainState, buffer: ReplayBuffer,
                                      max_plies=cfg.selfplay.max_plies,
                                      max_nodes=run.max_nodes, writer=writer,
                                      adjudicate_material=cfg.selfplay.adjudicate_material,
-                                     material_scale=cfg.selfplay.material_value_scale)
+                                     material_scale=cfg.selfplay.material_value_scale,
+                                     rules=run.rules)
     seconds = time.perf_counter() - t0
     search_s = max(seconds - played.stats.compile_seconds, 1e-9)  # first batch compiles
     order = sorted(range(len(played.records)), key=lambda i: played.records[i].index)

@@ -206,6 +206,7 @@ def play_training_games(
     shrink_tail: bool = False,
     adjudicate_material: int | None = None,
     material_scale: float | None = None,
+    rules: str | None = None,
 ) -> TrainingGames:
     """Play ``specs`` in batches and collect training examples from the searches.
 
@@ -221,6 +222,7 @@ def play_training_games(
       shrink_tail: search the last games of the queue in smaller compiled batches.
       adjudicate_material: value targets of a game stopped by the move cap: a win for the
         side ahead by at least this many pawns of material (``target_result``).
+      rules: where the searches' chess rules run (``host``, ``device``; None: the default).
       material_scale: value targets of a game stopped by the move cap: graded by its final
         material balance (``material_wdl``); exclusive with ``adjudicate_material``.
 
@@ -252,7 +254,7 @@ def play_training_games(
         models={name: p.model for name, p in players.items() if p.model is not None},
         params={name: p.params for name, p in players.items() if p.params is not None},
         batch_size=batch_size, max_plies=max_plies, max_nodes=max_nodes, writer=writer,
-        shrink_tail=shrink_tail, on_search=searched, on_game=finished)
+        shrink_tail=shrink_tail, on_search=searched, on_game=finished, rules=rules)
     return TrainingGames(records, examples, stats, targets)
 
 
