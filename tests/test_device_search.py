@@ -221,3 +221,24 @@ def test_sharded_search_equals_one_device(tmp_path):
                          capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "sharded ok" in out.stdout
+
+
+@pytest.mark.tier2  # two more searchers' programs
+def test_analyse_on_device_rules_equals_host_rules():
+    from zerochess import analyse
+
+    positions = ["startpos", "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
+                 ("startpos", ["e2e4", "e7e5", "g1f3"])]
+    host = analyse(positions, visits=24, rules="host", leaves_per_step=1)
+    device = analyse(positions, visits=24, rules="device", leaves_per_step=1)
+    for h, d in zip(host, device, strict=True):
+        assert np.array_equal(h.visits, d.visits) and h.best_move == d.best_move
+        assert np.array_equal(h.q, d.q, equal_nan=True)
+
+
+def test_analyse_refuses_unknown_rules():
+    from zerochess import analyse
+    from zerochess.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="rules"):
+        analyse("startpos", visits=4, rules="gpu")

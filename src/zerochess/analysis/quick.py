@@ -45,9 +45,9 @@ def _cached_model(spec: str) -> Model:
 
 @functools.lru_cache(maxsize=8)
 def _cached_searcher(model: Model, max_nodes: int, workers: int | None, leaves: int,
-                     cache_size: int) -> Searcher:
+                     cache_size: int, rules: str | None = None) -> Searcher:
     return Searcher(model, max_nodes=max_nodes, num_workers=workers, leaves_per_step=leaves,
-                    cache_size=cache_size)
+                    cache_size=cache_size, rules=rules)
 
 
 def auto_leaves(positions: int) -> int:
@@ -62,7 +62,7 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
             config: SearchConfig | None = None,
             progress: Callable[[int, int], None] | None = None,
             workers: int | None = None, leaves_per_step: int | None = None,
-            cache_size: int = 0) -> list[SearchResult]:
+            cache_size: int = 0, rules: str | None = None) -> list[SearchResult]:
     """Search one or many positions as one batch.
 
     Args:
@@ -80,6 +80,9 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         ``auto_leaves(len(positions))``, 16 below 16 positions (one position then fills a
         network batch), else 1 (the exact one-leaf search).
       cache_size: entries of the evaluation cache (0 = none).
+      rules: where the chess rules run: "host" (python-chess) or "device" (jax: the whole
+        search is one compiled program); None: device on an accelerator, host on a CPU.
+        Both give the same results. mctx's policies ("muzero", "gumbel") use the host's.
 
     Returns:
       One SearchResult per position (``.to_dataframe()`` for a table).
@@ -125,6 +128,8 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         leaves_per_step = auto_leaves(len(boards))
     leaves_per_step = as_count(leaves_per_step, "leaves per step", 1, MAX_LEAVES)
     cache_size = as_count(cache_size, "cache size", 0, MAX_INT32)
+    if rules is not None:
+        as_choice(rules, "rules", ("host", "device"))
     # shapes in buckets: a nearby visit budget or batch reuses the compiled programs
     nodes = tree_size_bucket(visits + 1)
     count = len(boards)
@@ -138,7 +143,8 @@ def analyse(positions: PositionLike | Sequence[PositionLike], visits: int = 800,
         net = _cached_model(model)
     else:
         raise ModelError(f"model must be a spec string or a Model, got {quote(model)}")
-    searcher = _cached_searcher(net, nodes, workers, leaves_per_step, cache_size)
+    searcher = _cached_searcher(net, nodes, workers, leaves_per_step, cache_size,
+                                "host" if mctx else rules)
     if mctx:
         from zerochess.search.mctx_policies import MctxSearcher
 

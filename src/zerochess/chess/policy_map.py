@@ -138,3 +138,7 @@ def legal_move_indices(board: chess.Board) -> tuple[list[chess.Move], np.ndarray
     """Legal moves of ``board`` in python-chess order and their 1858 indices."""
     moves = list(board.legal_moves)
     return moves, np.array([move_to_index(board, m) for m in moves], np.int16)
+
+
+__all__ = ["MAX_LEGAL_MOVES", "MOVES", "NUM_MOVES", "index_array", "index_to_move",
+           "legal_move_indices", "move_to_index"]

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import chess
 
-from zerochess.cli.runs import DefaultsHelpFormatter, path_arg
+from zerochess.cli.runs import DefaultsHelpFormatter, add_rules_option, path_arg
 from zerochess.errors import UserError
 from zerochess.positions import check_position_lines, iter_epd, parse_position
 
@@ -64,6 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--chess960", action="store_true",
                    help="chess960: castling moves print king-to-rook (lc0's UCI_Chess960); "
                    "FENs with chess960 castling rights are read as chess960 without it")
+    add_rules_option(p)
     p.set_defaults(run=run)
 
 
@@ -238,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
                                   search=args.search, contempt_limit=args.contempt_limit,
                                   model=args.model, seed=seed, progress=progress,
                                   workers=args.workers, leaves_per_step=leaves,
-                                  cache_size=args.cache_size)
+                                  cache_size=args.cache_size, rules=args.rules)
             done_before += args.visits * len(batch)
             if bar is not None:
                 bar.update(task, completed=done_before)
