@@ -37,7 +37,7 @@ MUTATIONS = [
      '"git_dirty": bool(diff),', '"git_dirty": False,', "tests/test_provenance.py"),
     ("match: colour ignored in the tally", "src/zerochess/games/match.py",
      's = s if r["white"] == player else 1.0 - s', "s = s", "tests/test_match.py"),
-    ("encoding: rule50 plane scaled", "src/zerochess/chess/encoding.py",
+    ("encoding: rule50 plane scaled", "src/zerochess/chess/planes.py",
      "xp.asarray(rule50).astype(xp.float32) * ones,",
      "xp.asarray(rule50).astype(xp.float32) / 99.0 * ones,", "tests/test_lc0_recorded.py"),
     ("lc0 loader: dense weights transposed wrongly", "src/zerochess/neural/lc0_weights.py",

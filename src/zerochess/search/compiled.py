@@ -128,11 +128,17 @@ def roots_from_env(states: Any, rng_key: chex.Array) -> loop.RootInputs:
     its legal moves, the game before it (history planes and repetition keys), one key per
     tree from ``rng_key``. The mate check at the roots (a mate in one, found on the device)
     is looked for when the trees ask for it."""
+    batch = states.position.turn.shape[0]
+    keys = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(rng_key), batch))
+    return roots_with_keys(states, keys)
+
+
+def roots_with_keys(states: Any, keys: chex.Array) -> loop.RootInputs:
+    """``roots_from_env`` with each tree's raw key given (uint32 [B, 2])."""
     from zerochess.chess import device  # the rules backend of this entry point
     from zerochess.chess.types import REPETITION_WINDOW, RootHistory
 
     pos = states.position
-    batch = pos.turn.shape[0]
     legal, num = jax.vmap(device.legal_moves)(pos)
     status = jnp.where(num == 0, jax.vmap(device.status)(pos), GameStatus.ONGOING)
     count = jax.vmap(device.repetitions)(states.keys[:, 0], states.keys[:, 1:],
@@ -141,11 +147,10 @@ def roots_from_env(states: Any, rng_key: chex.Array) -> loop.RootInputs:
                           keys=states.keys[:, 1:REPETITION_WINDOW + 1],
                           num_keys=jnp.maximum(states.num_keys - 1, 0).astype(jnp.int32),
                           repetitions=jnp.minimum(count, 2).astype(jnp.int8))
-    keys = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(rng_key), batch))
     return loop.RootInputs(position=pos, legal=legal.astype(jnp.int16),
                            num_legal=num.astype(jnp.int16), status=status.astype(jnp.int8),
                            history=history, rng_key=keys.astype(jnp.uint32),
-                           mate_slot=jnp.full((batch,), -1, jnp.int16))
+                           mate_slot=jnp.full(num.shape, -1, jnp.int16))
 
 
 def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulations: int,
@@ -216,5 +221,5 @@ def _output(state: SearchState, roots: loop.RootInputs) -> SearchOutput:
                         value=wl + state.params.draw_score * d, wdl=wdl, state=state)
 
 
-__all__ = ["DeviceExpand", "SearchOutput", "StepCounts", "roots_from_env", "run_steps",
-           "search"]
+__all__ = ["DeviceExpand", "SearchOutput", "StepCounts", "roots_from_env", "roots_with_keys",
+           "run_steps", "search"]

@@ -35,10 +35,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.chess.types import MAX_LEGAL_MOVES, REPETITION_WINDOW, GameStatus, RootHistory
+from zerochess.chess.types import MAX_LEGAL_MOVES, GameStatus
 from zerochess.env import Env, State, start_states
 from zerochess.search import loop
-from zerochess.search.compiled import search
+from zerochess.search.compiled import roots_with_keys, search
 from zerochess.search.config import SearchConfig, stack_configs
 from zerochess.search.results import TemperatureSchedule
 from zerochess.search.tree import node_edges
@@ -112,21 +112,7 @@ def _root_q(tree: Any, draw_score: chex.Array) -> tuple[chex.Array, chex.Array]:
 
 
 def _roots(states: State, keys: chex.Array) -> loop.RootInputs:
-    from zerochess.chess import device
-
-    pos = states.position
-    legal, num = jax.vmap(device.legal_moves)(pos)
-    count = jax.vmap(device.repetitions)(states.keys[:, 0], states.keys[:, 1:],
-                                         jnp.maximum(states.num_keys - 1, 0), pos.rule50)
-    history = RootHistory(boards=states.boards[:, 1:], repeated=states.repeated[:, 1:],
-                          keys=states.keys[:, 1:REPETITION_WINDOW + 1],
-                          num_keys=jnp.maximum(states.num_keys - 1, 0).astype(jnp.int32),
-                          repetitions=jnp.minimum(count, 2).astype(jnp.int8))
-    status = jnp.where(num == 0, jax.vmap(device.status)(pos), GameStatus.ONGOING)
-    return loop.RootInputs(position=pos, legal=legal.astype(jnp.int16),
-                           num_legal=num.astype(jnp.int16), status=status.astype(jnp.int8),
-                           history=history, rng_key=keys.astype(jnp.uint32),
-                           mate_slot=jnp.full(num.shape, -1, jnp.int16))
+    return roots_with_keys(states, keys)
 
 
 def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_plies: int,
