@@ -99,8 +99,15 @@ def test_harness_figures_curve_and_ratio_lines(capsys: pytest.CaptureFixture[str
     hb = res["host_boundary"]
     assert hb["expand_batch_us_per_leaf"] > 0
     assert set(hb["python_chess_us_per_leaf"]) == {"fen", "copy", "push_pop"}
+    from zerochess.bench import device_search
+
+    points = [{"model": "builtin", "batch": 64, "ratio": 9.0},
+              {"model": "builtin", "batch": 256, "ratio": 1.5}]
+    res["ratio_device_vs_host_search"] = device_search.ratio_at({"points": points})
+    assert res["ratio_device_vs_host_search"] == 1.5  # the point at B = 256
     throughput.print_report(res, "net body: SE-ResNet 1x8")
     out = capsys.readouterr().out.strip().splitlines()
+    assert out[-3] == "ratio_device_vs_host_search: 1.50"
     assert RATIO_RE.fullmatch(out[-1]), out[-1]
     assert out[-1] == throughput.ratio_line(res["ratio_vs_mctx_pgx"])
     assert out[-2] == "min_ratio_vs_mctx_pgx: " + f"{res['min_ratio_vs_mctx_pgx']:.2f}"

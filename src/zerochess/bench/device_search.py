@@ -58,6 +58,14 @@ def search_ratio(grid: dict[str, Any], log: Any = print) -> dict[str, Any]:
     return {"points": points}
 
 
+def ratio_at(figures: dict[str, Any], point: tuple[str, int] = RATIO) -> float | None:
+    """``ratio_device_vs_host_search``: device over host sims/s at ``point`` (model, B)."""
+    for row in figures["points"]:
+        if (row["model"], row["batch"]) == point:
+            return row["ratio"]
+    return None
+
+
 def gpu_points(points: tuple = GPU_POINTS, log: Any = print,
                done: Any = None) -> list[dict[str, Any]]:
     """The accelerator points with device rules, each beside the network alone."""
@@ -101,10 +109,10 @@ def main(args: Any) -> int:
     figures = search_ratio(grid)
     if args.json:
         record.write(args.json, head, figures)
-    for row in figures["points"]:
-        if (row["model"], row["batch"]) == RATIO:
-            print(f"ratio_device_vs_host_search: {row['ratio']:.2f}")
+    ratio = ratio_at(figures)
+    if ratio is not None:
+        print(f"ratio_device_vs_host_search: {ratio:.2f}")
     return 0
 
 
-__all__ = ["CPU", "GPU_POINTS", "QUICK", "gpu_points", "main", "search_ratio"]
+__all__ = ["CPU", "GPU_POINTS", "QUICK", "gpu_points", "main", "ratio_at", "search_ratio"]

@@ -347,8 +347,9 @@ def run_bench(batches: Sequence[int], sims: Sequence[int], net: tuple[int, int],
 
 
 def print_report(res: dict[str, Any], net_note: str) -> None:
-    """The grid, the curve against mctx + pgx, the summary figures; the last two lines
-    are ``min_ratio_vs_mctx_pgx: X`` and ``ratio_vs_mctx_pgx: X``."""
+    """The grid, the curve against mctx + pgx, the summary figures (with ``--quick``,
+    ``ratio_device_vs_host_search: X`` too); the last two lines are
+    ``min_ratio_vs_mctx_pgx: X`` and ``ratio_vs_mctx_pgx: X``."""
     console = Console(highlight=False, width=max(Console().width, 110))
     table = Table(title=f"zerochess search throughput (simulations/s), {res['backend']}")
     for col in ("model", "B", "S", "compile s", "init s", "run s", "sims/s", "sims/s excl init",
@@ -391,6 +392,8 @@ def print_report(res: dict[str, Any], net_note: str) -> None:
         for c in res["curve"]:
             if c["ratio"] is not None and c["sims"] != res["ratio_point"]["sims"]:
                 print(f"ratio_vs_mctx_pgx_at_S{c['sims']}: {c['ratio']:.2f}")
+    if res.get("ratio_device_vs_host_search") is not None:
+        print(f"ratio_device_vs_host_search: {res['ratio_device_vs_host_search']:.2f}")
     print(ratio_line(res["min_ratio_vs_mctx_pgx"], MIN_RATIO_PREFIX))
     print(ratio_line(res["ratio_vs_mctx_pgx"]))
 
@@ -432,6 +435,11 @@ def main(args: Any) -> int:
           + (" (--quick skips the built-in evaluator)" if quick else ""), flush=True)
     res = run_bench(batches, sims, net, curve_batch, curve_sims, builtin=not quick)
     res["quick"] = quick
+    if quick:  # the whole search on device rules against the host pipeline (issue 29)
+        from zerochess.bench import device_search
+
+        res["device_search"] = device_search.search_ratio(device_search.QUICK)
+        res["ratio_device_vs_host_search"] = device_search.ratio_at(res["device_search"])
     if getattr(args, "json", None):
         record.write(args.json, head, {"bench": "mctx_pgx", **res})
     print(f"total time {record.finish(head)['wall_s']:.0f}s", file=sys.stderr)
