@@ -248,3 +248,22 @@ def uci_go_commands() -> st.SearchStrategy:
 __all__ = ["boards", "byte_damage", "fen_texts", "random_board", "search_config_values",
            "selfplay_documents", "setting_values", "uci_go_commands", "uci_move_lists",
            "uci_position_commands", "yaml_values"]
+
+
+def seeded_positions(count: int, seed: int, max_plies: int = 70) -> list[chess.Board]:
+    """``count`` ongoing positions of the references' tests: the start, a back-rank mate in
+    one, a lone king against a queen, then random games of 4 to ``max_plies - 1`` plies
+    (seeded; the boards keep their move stacks)."""
+    rng = random.Random(seed)
+    out = [chess.Board(), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
+           chess.Board("8/8/8/8/8/5k2/7q/5K2 w - - 0 1")]
+    while len(out) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, max_plies)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over(claim_draw=True):
+            out.append(board)
+    return out

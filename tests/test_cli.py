@@ -12,6 +12,8 @@ import pytest
 from zerochess.cli import main
 from zerochess.search.results import TemperatureSchedule
 
+from compile_count import count_compiles
+
 BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
 VISITS = "32"  # one visit count (one tree size) for every search here: one compile
 
@@ -155,23 +157,12 @@ def test_p_shows_the_networks_prior_after_the_mate_check(capsys):
 def test_nearby_visit_budgets_share_compiled_programs():
     """``--visits 32`` and ``--visits 35`` search trees of the same bucket (40 nodes): the
     second compiles nothing (issue 26, item 15)."""
-    import jax
 
     from zerochess import analyse
 
     analyse(BACK_RANK, visits=32)
-    compiles = []
-
-    def on_event(name: str, *_args, **_kwargs) -> None:
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-    try:
-        res = analyse(BACK_RANK, visits=35)[0]
-    finally:
-        jax.monitoring.unregister_event_duration_listener(on_event)
-    assert compiles == [] and res.root_visits == 36
+    compiles, res = count_compiles(lambda: analyse(BACK_RANK, visits=35)[0])
+    assert compiles == 0 and res.root_visits == 36
 
 
 def test_epd_results_print_batch_by_batch(tmp_path, capsys, monkeypatch):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 
 import chess
 import jax
@@ -47,29 +46,14 @@ from zerochess.search.tree import node_edges
 from zerochess.uci.options import OptionError, OptionValues
 
 from gather_reference import ReferenceSearch, lc0_hybrid_ratio, walk
+from strategies import seeded_positions
 from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 SIMS = 48
 MODEL = linear_model(seed=3)
 
 
-def _positions(count: int, seed: int = 17) -> list[chess.Board]:
-    rng = random.Random(seed)
-    out = [chess.Board(), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
-           chess.Board("8/8/8/8/8/5k2/7q/5K2 w - - 0 1")]
-    while len(out) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 70)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over(claim_draw=True):
-            out.append(board)
-    return out
-
-
-POSITIONS = _positions(16)
+POSITIONS = seeded_positions(16, seed=17)
 
 
 @functools.cache

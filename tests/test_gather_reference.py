@@ -5,7 +5,6 @@ after a gather, on small trees."""
 from __future__ import annotations
 
 import functools
-import random
 
 import chess
 import numpy as np
@@ -17,29 +16,14 @@ from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
 
 from gather_reference import ReferenceSearch, collision_limit, walk
+from strategies import seeded_positions
 from tree_walk import contempt_uniform, network_evaluate, tree_arrays, walk_paths
 
 SIMS = 48
 MODEL = linear_model(seed=3)
 
 
-def _positions(count: int, seed: int = 17) -> list[chess.Board]:
-    rng = random.Random(seed)
-    out = [chess.Board(), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
-           chess.Board("8/8/8/8/8/5k2/7q/5K2 w - - 0 1")]
-    while len(out) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 70)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over(claim_draw=True):
-            out.append(board)
-    return out
-
-
-POSITIONS = _positions(16)
+POSITIONS = seeded_positions(16, seed=17)
 
 
 def _reference(board: chess.Board, cfg: SearchConfig, leaves: int, seed: int, index: int,

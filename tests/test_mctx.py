@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import chess
-import jax
 import numpy as np
 import pytest
 
@@ -16,6 +15,7 @@ from zerochess.search.api import Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.mctx_policies import MctxSearcher
 
+from compile_count import count_compiles
 from tree_walk import sorted_legal
 
 SIMS = 40  # and 50 positions: test_search_reference's searcher shapes (no compile of our own)
@@ -89,16 +89,7 @@ def test_repeated_searches_reuse_the_compiled_program(searcher):
     one per call)."""
     boards = _positions(4, seed=8)
     MctxSearcher(searcher, "gumbel").search(boards, num_simulations=8, seed=0)
-    compiles = []
-
-    def on_event(name: str, *_args, **_kwargs) -> None:
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-    try:
-        res = MctxSearcher(searcher, "gumbel").search(boards, num_simulations=8, seed=3)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(on_event)
-    assert not compiles
+    compiles, res = count_compiles(
+        lambda: MctxSearcher(searcher, "gumbel").search(boards, num_simulations=8, seed=3))
+    assert compiles == 0
     assert all(r.visits.sum() == 8 for r in res)

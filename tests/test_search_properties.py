@@ -20,6 +20,8 @@ from zerochess.search.api import NoLegalMovesError, Searcher
 from zerochess.search.config import SearchConfig
 from zerochess.search.tree import bytes_per_node
 
+from compile_count import count_compiles
+
 BATCH, NODES = 4, 33
 
 
@@ -226,21 +228,6 @@ def test_mate_in_one_wins_the_visits_on_builtin():
             assert res.visits[i] >= 0.75 * res.visits.sum()
 
 
-def _count_compiles(fn) -> int:
-    compiles = []
-
-    def on_event(name: str, *_args, **_kwargs) -> None:
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-    try:
-        fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(on_event)
-    return len(compiles)
-
-
 def test_changing_values_never_recompiles(searcher):
     boards = [_random_board(s, 14) for s in range(BATCH)]
     searcher.results(searcher.run(searcher.init(boards, SearchConfig(), 0), 3))
@@ -253,7 +240,7 @@ def test_changing_values_never_recompiles(searcher):
             searcher.results(searcher.reset(batch, [1], boards[:1], mixed[:1], 3))
 
     searches()  # network sizes not used yet may compile once
-    assert _count_compiles(searches) == 0
+    assert count_compiles(searches)[0] == 0
 
 
 def test_per_tree_budgets_and_seeds(searcher):

@@ -9,7 +9,6 @@ code under test only the evaluator (a fixed random linear net on the host-encode
 from __future__ import annotations
 
 import math
-import random
 
 import chess
 import numpy as np
@@ -20,6 +19,7 @@ from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
 from zerochess.search.config import SearchConfig
 
+from strategies import seeded_positions
 from tree_walk import contempt_uniform, network_evaluate, sorted_legal
 
 SIMS = 40
@@ -123,18 +123,7 @@ def reference_root_visits(board: chess.Board, cfg: SearchConfig, sims: int, key)
 
 
 def _positions(count: int, seed: int = 7) -> list[chess.Board]:
-    rng = random.Random(seed)
-    out = [chess.Board(), chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"),
-           chess.Board("8/8/8/8/8/5k2/7q/5K2 w - - 0 1")]
-    while len(out) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 80)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over(claim_draw=True):
-            out.append(board)
+    out = seeded_positions(count, seed, 80)
     # a position whose tree can walk into a repetition of game history
     rep = chess.Board()
     for m in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"]:

@@ -8,7 +8,6 @@ import math
 import time
 
 import chess
-import jax
 import numpy as np
 import pytest
 
@@ -22,6 +21,7 @@ from zerochess.search.api import MAX_NODES, Searcher, check_tree_memory
 from zerochess.search.config import SearchConfig
 from zerochess.search.results import TemperatureSchedule
 
+from compile_count import count_compiles
 from strategies import random_board
 from tree_walk import sorted_legal
 
@@ -186,18 +186,9 @@ def test_analyse_compiles_a_comparator_once():
     model = linear_model(seed=6)
     boards = ["startpos", "k7/8/8/8/8/8/8/K5Q1 w - - 0 1"]
     analyse(boards, visits=6, search="gumbel", model=model, workers=0)
-    compiles = []
-
-    def on_event(name: str, *_args, **_kwargs) -> None:
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-    try:
-        res = analyse(boards, visits=6, search="gumbel", model=model, workers=0, seed=2)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(on_event)
-    assert not compiles and all(int(r.visits.sum()) == 6 for r in res)
+    compiles, res = count_compiles(
+        lambda: analyse(boards, visits=6, search="gumbel", model=model, workers=0, seed=2))
+    assert compiles == 0 and all(int(r.visits.sum()) == 6 for r in res)
 
 
 def test_run_config_seeds_do_not_alias():
