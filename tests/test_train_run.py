@@ -216,9 +216,9 @@ def test_gpu_bench_config_runs_at_a_tiny_size(tmp_path, capsys):
 
 @pytest.mark.tier2  # a whole experiment
 def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
-    """`zerochess experiment train_efficiency` shrunk to the MINI sizes: two runs from the
-    same initial net, Elo vs training games per variant, final and head-to-head matches;
-    a rerun resumes without playing anything."""
+    """`zerochess experiment train_efficiency --rules device` shrunk to the MINI sizes: two
+    runs from the same initial net, Elo vs training games per variant, final and
+    head-to-head matches; a rerun resumes without playing anything."""
     from zerochess.experiments import get_experiment
 
     tiny = {"generations": 2, "games_per_generation": 4, "batch_size": 4, "nodes": 4,
@@ -231,7 +231,12 @@ def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
     over = tmp_path / "over.yaml"
     over.write_text(yaml.safe_dump({"scales": {"tiny": tiny}}))
     exp = get_experiment("train_efficiency")
-    out = exp.execute("tiny", tmp_path / "run", config_path=over, progress=False)
+    from zerochess.games import players
+
+    players._SEARCHERS.clear()
+    out = exp.execute("tiny", tmp_path / "run", config_path=over, progress=False,
+                      rules="device")  # the device rules path, self-play and matches
+    assert {s.rules.on_device for _, s in players._SEARCHERS.values()} == {True}
     err = capsys.readouterr().err
     assert "expected run time at most" in err and "[train_efficiency] measured" in err
     curve = _csv(out / "train_efficiency.csv")
@@ -256,6 +261,28 @@ def test_train_efficiency_experiment_end_to_end(tmp_path, capsys):
     before = (out / "train_efficiency.csv").read_text()
     exp.execute("tiny", tmp_path / "run", config_path=over, progress=False)
     assert (out / "train_efficiency.csv").read_text() == before
+
+
+def test_train_efficiency_runs_on_the_rules_asked_for(tmp_path, monkeypatch):
+    """``zerochess experiment train_efficiency --rules device`` hands the rules to every
+    training run (the run itself is stopped at once)."""
+    from zerochess.experiments import get_experiment, train_efficiency
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_training(config, out_dir, *, log=None, rules=None, **kwargs):
+        seen.append(rules)
+        raise Stop
+
+    monkeypatch.setattr(train_efficiency, "run_training", fake_run_training)
+    for rules in ("device", "host", None):
+        with pytest.raises(Stop):
+            get_experiment("train_efficiency").execute("tiny", tmp_path / str(rules),
+                                                       progress=False, rules=rules)
+    assert seen == ["device", "host", None]
 
 
 @pytest.mark.tier2  # two whole training runs

@@ -152,7 +152,7 @@ def run(ctx: Context) -> str:
     summaries = {}
     for i, (name, tc) in enumerate(configs.items()):
         log = _logger(name, cfg, t0 if i == 0 else None)
-        summaries[name] = run_training(tc, ctx.out_dir / name, log=log)
+        summaries[name] = run_training(tc, ctx.out_dir / name, log=log, rules=ctx.rules)
         ctx.stats.append(_selfplay_stats(ctx.out_dir / name))
 
     curve = []
@@ -232,7 +232,7 @@ def _head_to_head(ctx: Context, configs: dict[str, TrainConfig], a: str, b: str
     result = network_match(players, a, b, cfg["head_to_head_games"], ev.openings,
                            derive_seed(cfg["seed"], 0x4EAD), ctx.out_dir / "head_to_head",
                            batch_size=ev.batch_size, max_plies=ev.max_plies, max_nodes=nodes,
-                           event=f"zerochess {NAME} head to head")
+                           event=f"zerochess {NAME} head to head", rules=ctx.rules)
     lo, hi = result.elo_interval()
     half = 1.959964 * result.stderr
     row = {"match": f"{a} vs {b}", "games": result.games, "wins": result.wins,
