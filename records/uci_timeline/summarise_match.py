@@ -27,9 +27,9 @@ def main(folder: str, out: str) -> None:
         rows = list(csv.DictReader(f))
     res = match_result(rows, "zerochess")
     lo, hi = res.elo_interval()
-    half = 1.959964 * res.stderr
+    score_low, score_high = res.score_interval()
     print(f"games {res.games}: W {res.wins} / D {res.draws} / L {res.losses}, score "
-          f"{res.score:.3f} [{res.score - half:.3f}, {res.score + half:.3f}], Elo "
+          f"{res.score:.3f} [{score_low:.3f}, {score_high:.3f}], Elo "
           f"{res.elo:+.0f} [{lo:+.0f}, {hi:+.0f}], LOS {res.los:.3f}")
     nodes: dict[str, list[int]] = {p: [] for p in PLAYERS}
     emt: dict[str, list[float]] = {p: [] for p in PLAYERS}
@@ -45,8 +45,8 @@ def main(folder: str, out: str) -> None:
                 if e is not None:
                     emt[mover].append(e)
     summary = {"games": res.games, "wins": res.wins, "draws": res.draws,
-               "losses": res.losses, "score": res.score, "score_low": res.score - half,
-               "score_high": res.score + half, "elo": res.elo, "elo_low": lo, "elo_high": hi,
+               "losses": res.losses, "score": res.score, "score_low": score_low,
+               "score_high": score_high, "elo": res.elo, "elo_low": lo, "elo_high": hi,
                "los": res.los}
     for p in PLAYERS:
         summary[f"{p}_median_nodes"] = statistics.median(nodes[p])
