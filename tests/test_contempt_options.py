@@ -266,8 +266,10 @@ def test_ratio_zero_is_puct():
 
 # --- the defaults are today's search, bit for bit -----------------------------------------
 
-def _select_child_today(tree, params, node, depth, u, edges=None, rule=None):
-    """``selection.select_child`` as it was before these options (zerochess 6b8dfe0)."""
+def _select_child_today(tree, params, node, depth, u, edges=None, rule=None, shortcuts=None):
+    """``selection.select_child`` as it was before these options (zerochess 6b8dfe0), which
+    computed every feature for every tree (``shortcuts`` ignored)."""
+    del shortcuts
     edges = node_edges(tree, node) if edges is None else edges
     excluded = excluded_edges(jnp, params.move_avoid, params.move_allowed,
                               params.move_allow_until, tree.position.board[node],
@@ -319,36 +321,40 @@ def test_default_selection_is_todays():
 def test_default_trees_are_todays_bit_for_bit(monkeypatch, tmp_path):
     """Whole trees (every array) of default-option searches, search-contempt and PUCT,
     single- and multi-leaf, equal those of the same searches with today's
-    ``select_child`` patched in (compiled afresh: caches pointed at an empty folder)."""
-    cfgs = [SearchConfig(n_scl=2) if i % 3 else (SearchConfig(n_scl=1) if i % 2
-                                                   else SearchConfig())
-            for i in range(len(POSITIONS))]
+    ``select_child`` patched in (compiled afresh: caches pointed at an empty folder).
+    A batch of PUCT trees alone takes the shortcuts of a batch without frozen nodes
+    (``selection.BatchShortcuts``: no random bits, no sampling); it is compared too."""
+    mixed = [SearchConfig(n_scl=2) if i % 3 else (SearchConfig(n_scl=1) if i % 2
+                                                    else SearchConfig())
+             for i in range(len(POSITIONS))]
+    runs = {(1, "mixed"): mixed, (8, "mixed"): mixed,
+            (1, "puct"): [SearchConfig()] * len(POSITIONS)}
 
-    def trees(leaves):
+    def trees(leaves, cfgs):
         searcher = Searcher(MODEL, max_nodes=SIMS + 1 + 4 * 8, leaves_per_step=leaves,
                             expander=Expander(0), groups=1, shards=1)
         return jax.device_get(searcher.run(searcher.init(POSITIONS, cfgs, seed=13),
                                            SIMS).state.tree)
 
-    now = {leaves: trees(leaves) for leaves in (1, 8)}
+    now = {run: trees(run[0], cfgs) for run, cfgs in runs.items()}
     old_dir = jax.config.jax_compilation_cache_dir
     try:
         jax.clear_caches()
         compile_cache.enable(str(tmp_path), override=True)
         monkeypatch.setattr(gather, "select_child", _select_child_today)
-        today = {leaves: trees(leaves) for leaves in (1, 8)}
+        today = {run: trees(run[0], cfgs) for run, cfgs in runs.items()}
     finally:
         monkeypatch.undo()
         jax.clear_caches()
         if old_dir:
             compile_cache.enable(old_dir, override=True)
-    for leaves in (1, 8):
-        flat_now, _ = jax.tree.flatten_with_path(now[leaves])
-        flat_today = jax.tree.leaves(today[leaves])
+    for run in runs:
+        flat_now, _ = jax.tree.flatten_with_path(now[run])
+        flat_today = jax.tree.leaves(today[run])
         for (path, a), b in zip(flat_now, flat_today, strict=True):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b),
-                                          err_msg=f"L={leaves} {jax.tree_util.keystr(path)}")
-        assert np.asarray(now[leaves].edges.frozen).any()
+                                          err_msg=f"{run} {jax.tree_util.keystr(path)}")
+        assert np.asarray(now[run].edges.frozen).any() == (run[1] == "mixed")
 
 
 # --- settings -----------------------------------------------------------------------------

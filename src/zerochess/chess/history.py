@@ -24,11 +24,19 @@ flag.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import NamedTuple
 
 import chess
 import numpy as np
 
-from zerochess.chess.state import board_codes, castling_bits, from_board, position_hash
+from zerochess.chess.state import (
+    board_codes,
+    castling_bits,
+    codes_from_bitboards,
+    legal_ep_square,
+    piece_bitboards,
+    position_hash,
+)
 from zerochess.chess.types import (  # noqa: F401 - re-exported (the old import path)
     INPUT_POSITIONS,
     MAX_REPETITIONS,
@@ -79,24 +87,40 @@ def _lc0_ep_file_after(board: chess.Board, move: chess.Move) -> int:
     return -1
 
 
-def _game_positions(board: chess.Board) -> tuple[list[np.ndarray], list[tuple], list[int]]:
-    """Replays ``board``'s game from its root.
+class _Replay(NamedTuple):
+    """A game replayed from its root; per position, root first, current last."""
 
-    Returns per position (root first, current last): int8 [64] codes, lc0's
-    equality key (codes bytes, turn, castling bits, ep flag file) and the rule50 count.
-    """
+    codes: list[np.ndarray]  # int8 [64] piece codes
+    keys: list[tuple]  # lc0's equality key (codes bytes, turn, castling bits, ep flag file)
+    rule50: list[int]
+    turn: list[int]  # 1 White to move
+    castling: list[int]  # the castling field (``state.castling_bits``)
+    ep: list[int]  # python-chess's legal en-passant square (``state.legal_ep_square``)
+
+
+def _game_positions(board: chess.Board) -> _Replay:
+    """Replays ``board``'s game from its root (one pass; the piece codes of every position
+    are unpacked from their bitboards at once)."""
     replay = board.root()
-    root_ep = -1 if replay.ep_square is None else chess.square_file(replay.ep_square)
-    codes = [board_codes(replay)]
-    keys = [(codes[0].tobytes(), replay.turn, castling_bits(replay), root_ep)]
-    rule50 = [replay.halfmove_clock]
-    for move in board.move_stack:
-        ep = _lc0_ep_file_after(replay, move)
-        replay.push(move)
-        codes.append(board_codes(replay))
-        keys.append((codes[-1].tobytes(), replay.turn, castling_bits(replay), ep))
+    pieces, turn, castling, ep, lc0_ep, rule50 = [], [], [], [], [], []
+
+    def add(flag: int) -> None:
+        pieces.append(piece_bitboards(replay))
+        turn.append(int(replay.turn))
+        castling.append(castling_bits(replay))
+        ep.append(legal_ep_square(replay))
+        lc0_ep.append(flag)
         rule50.append(replay.halfmove_clock)
-    return codes, keys, rule50
+
+    add(-1 if replay.ep_square is None else chess.square_file(replay.ep_square))
+    for move in board.move_stack:
+        flag = _lc0_ep_file_after(replay, move)
+        replay.push(move)
+        add(flag)
+    codes = list(codes_from_bitboards(np.array(pieces, dtype="<u8")))
+    keys = [(c.tobytes(), bool(t), k, f) for c, t, k, f in zip(codes, turn, castling, lc0_ep,
+                                                                strict=True)]
+    return _Replay(codes, keys, rule50, turn, castling, ep)
 
 
 def _fill_board(root: chess.Board) -> np.ndarray | None:
@@ -134,7 +158,11 @@ def history_arrays(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
       repeated: bool ``[8]``: the slot's position occurred earlier in the game (lc0's
         ``GetRepetitions() >= 1``, lc0's equality).
     """
-    codes, keys, rule50 = _game_positions(board)
+    return _history_slots(board, _game_positions(board))
+
+
+def _history_slots(board: chess.Board, game: _Replay) -> tuple[np.ndarray, np.ndarray]:
+    codes, keys, rule50 = game.codes, game.keys, game.rule50
     fill = _fill_board(board.root())
     boards = np.zeros((INPUT_POSITIONS, 64), np.int8)
     repeated = np.zeros(INPUT_POSITIONS, bool)
@@ -149,24 +177,21 @@ def history_arrays(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
     return boards, repeated
 
 
-def _key(board: chess.Board) -> np.ndarray:
-    """uint32 [2] ``position_hash`` of a python-chess board."""
-    pos = from_board(board)
-    return position_hash(np, pos.board, pos.turn, pos.castling, pos.ep)
-
-
 def root_history(board: chess.Board) -> RootHistory:
     """What a search rooted at ``board`` needs to know about the game so far (see
     ``RootHistory``; ``boards``/``repeated`` are slots 1..7 of :func:`history_arrays`)."""
-    boards, repeated = history_arrays(board)
+    game = _game_positions(board)
+    boards, repeated = _history_slots(board, game)
+    n = len(game.codes) - 1
+    count = min(n, REPETITION_WINDOW)
+    # the root, then the positions before it, newest first: one vectorised hash
+    idx = np.arange(n, n - count - 1, -1)
+    hashes = position_hash(np, np.stack([game.codes[i] for i in idx]),
+                           np.asarray(game.turn)[idx], np.asarray(game.castling)[idx],
+                           np.asarray(game.ep)[idx])  # uint32 [count + 1, 2]
     keys = np.zeros((REPETITION_WINDOW, 2), np.uint32)
-    replay = board.copy(stack=True)
-    count = 0
-    while replay.move_stack and count < REPETITION_WINDOW:
-        replay.pop()
-        keys[count] = _key(replay)
-        count += 1
-    occurrences, _ = earlier_occurrences(_key(board).tobytes(),
+    keys[:count] = hashes[1:]
+    occurrences, _ = earlier_occurrences(hashes[0].tobytes(),
                                          [k.tobytes() for k in keys[:count]],
                                          board.halfmove_clock)
     return RootHistory(boards=boards[1:].copy(), repeated=repeated[1:].copy(), keys=keys,

@@ -124,13 +124,24 @@ def is_standard_castling(castling: int) -> bool:
 _CODE_WEIGHTS = np.arange(1, 13, dtype=np.int8)[:, None]
 
 
-def board_codes(board: chess.Board) -> np.ndarray:
-    """int8 [64] piece codes of ``board`` (from its bitboards, no per-square Python loop)."""
+def piece_bitboards(board: chess.Board) -> tuple[int, ...]:
+    """The 12 bitboards of ``board``'s pieces, in code order (white P..K, black P..K)."""
     white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
     masks = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings)
-    bbs = np.array([m & white for m in masks] + [m & black for m in masks], dtype="<u8")
-    bits = np.unpackbits(bbs.view(np.uint8).reshape(12, 8), axis=1, bitorder="little")
-    return (bits.astype(np.int8) * _CODE_WEIGHTS).sum(axis=0, dtype=np.int8)
+    return tuple([m & white for m in masks] + [m & black for m in masks])
+
+
+def codes_from_bitboards(bitboards: np.ndarray) -> np.ndarray:
+    """int8 [..., 64] piece codes from ``piece_bitboards`` rows (uint64 [..., 12])."""
+    bbs = np.ascontiguousarray(bitboards, dtype="<u8")
+    lead = bbs.shape[:-1]
+    bits = np.unpackbits(bbs.view(np.uint8).reshape(*lead, 12, 8), axis=-1, bitorder="little")
+    return (bits.astype(np.int8) * _CODE_WEIGHTS).sum(axis=-2, dtype=np.int8)
+
+
+def board_codes(board: chess.Board) -> np.ndarray:
+    """int8 [64] piece codes of ``board`` (from its bitboards, no per-square Python loop)."""
+    return codes_from_bitboards(np.array(piece_bitboards(board), dtype="<u8"))
 
 
 def from_board(board: chess.Board) -> PositionArrays:

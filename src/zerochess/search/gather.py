@@ -44,7 +44,14 @@ import jax.numpy as jnp
 
 from zerochess.chess.types import PositionArrays
 from zerochess.search.config import SearchParams
-from zerochess.search.selection import select_child, simulation_bits, uniform_at_depth
+from zerochess.search.selection import (
+    NO_FROZEN,
+    BatchShortcuts,
+    batch_shortcuts,
+    select_child,
+    simulation_bits,
+    uniform_at_depth,
+)
 from zerochess.search.tree import Tree, is_terminal, node_edges
 
 EMPTY, NEW, TERMINAL, DROPPED = 0, 1, 2, 3  # Leaves.kind
@@ -104,16 +111,17 @@ def collision_budget(params: SearchParams, root_visits: chex.Array) -> chex.Arra
 
 
 def _descend(tree: Tree, params: SearchParams, bits: chex.Array,
-             rule: int | None = None) -> _Descent:
+             rule: int | None = None, shortcuts: BatchShortcuts | None = None) -> _Descent:
     """One descent of one (unbatched) tree from its root (``tree`` holds the gather's
-    current in-flight counts and children); ``rule``: see ``select_child``."""
+    current in-flight counts and children); ``rule``, ``shortcuts``: see
+    ``select_child``."""
 
     def body(c: _Descent) -> _Descent:
         term = is_terminal(tree.lower[c.node], tree.upper[c.node], tree.num_legal[c.node],
                            c.node == 0)
         edges = node_edges(tree, c.node)
         slot = select_child(tree, params, c.node, c.depth, uniform_at_depth(bits, c.depth),
-                            edges, rule)
+                            edges, rule, shortcuts)
         child = edges.child[slot]
         stop = term | (child < 0) | (tree.visits[jnp.maximum(child, 0)] == 0)
         return _Descent(node=jnp.where(stop, c.node, child),
@@ -167,6 +175,7 @@ def gather(tree: Tree, params: SearchParams, quota: chex.Array,
     b = jnp.arange(batch)
     pool = tree.edges.child.shape[1]
     budget = collision_budget(params, tree.visits[:, 0])
+    shortcuts = batch_shortcuts(tree, params)  # frozen counts change only in the backup
     room = ~tree.full
     shape = (batch, num_leaves)
     empty = Leaves(kind=jnp.zeros(shape, jnp.int8), node=jnp.full(shape, -1, jnp.int32),
@@ -180,12 +189,16 @@ def gather(tree: Tree, params: SearchParams, quota: chex.Array,
         active = going(g)
         view = tree.replace(in_flight=g.in_flight, visits=g.visits, parent=g.parent,
                             edges=tree.edges.replace(child=g.child))
-        bits = jax.vmap(simulation_bits)(tree.rng_key, g.draws)
+        # the random bits serve only frozen search-contempt nodes (``select_child``)
+        bits = jax.lax.cond(shortcuts.frozen == NO_FROZEN,
+                            lambda: jnp.zeros(batch, jnp.uint32),
+                            lambda: jax.vmap(simulation_bits)(tree.rng_key, g.draws))
         # a batch of lc0 PUCT trees (the usual case) skips the other rules
         d = jax.lax.cond(jnp.all(params.selection == 0),
-                         lambda: jax.vmap(lambda t, p, x: _descend(t, p, x, 0))(view, params,
-                                                                                bits),
-                         lambda: jax.vmap(_descend)(view, params, bits))
+                         lambda: jax.vmap(lambda t, p, x: _descend(t, p, x, 0, shortcuts))(
+                             view, params, bits),
+                         lambda: jax.vmap(lambda t, p, x: _descend(t, p, x, None, shortcuts))(
+                             view, params, bits))
         term = d.slot < 0
         child = g.child[b, jnp.maximum(d.slot, 0)]
         collision = active & ~term & (child >= 0)

@@ -185,11 +185,14 @@ def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array) -> c
     proven = (visits > 0) & (tree.lower[safe] == tree.upper[safe])
     win = jnp.any(proven & (tree.lower[safe] == 1))
     losing = jnp.sum(proven & (tree.lower[safe] == -1))
-    top = jnp.sort(visits)
+    # the two largest counts (a tie gives the same count twice), without a sort
+    best = jnp.argmax(visits)
+    first = visits[best]
+    second = jnp.max(jnp.where(jnp.arange(visits.shape[0]) == best, -1, visits))
     factor = params.smart_pruning
     remaining = (limit - tree.simulations).astype(jnp.float32) / jnp.maximum(factor, 1e-6)
     decided = ((tree.num_legal[0] <= losing + 1) | win
-               | ((top[-1] - top[-2]).astype(jnp.float32) > remaining))
+               | ((first - second).astype(jnp.float32) > remaining))
     return (factor > 0) & (tree.num_legal[0] > 0) & decided
 
 
@@ -240,8 +243,11 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
     tree, params = state.tree, state.params
     width = jnp.where(params.minibatch_size > 0, jnp.minimum(params.minibatch_size, num_leaves),
                       num_leaves)
-    kld_stop, kld_visits, kld_nodes = jax.vmap(kld_gain_stop)(tree, params, state.kld_visits,
-                                                             state.kld_nodes)
+    # the KLD-gain stopper reads every root edge: skipped when no tree of the batch uses it
+    kld_stop, kld_visits, kld_nodes = jax.lax.cond(
+        jnp.any(params.kld_min_gain > 0),
+        lambda: jax.vmap(kld_gain_stop)(tree, params, state.kld_visits, state.kld_nodes),
+        lambda: (jnp.zeros_like(state.stopped), state.kld_visits, state.kld_nodes))
     state = state.replace(stopped=state.stopped | kld_stop, kld_visits=kld_visits,
                           kld_nodes=kld_nodes)
     stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)

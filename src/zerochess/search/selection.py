@@ -210,9 +210,35 @@ SELECTION_RULES: dict[str, ScoreRule] = {
 _RULES = tuple(SELECTION_RULES.values())
 
 
+PLAIN_SAMPLING, NO_FROZEN, ANY_SAMPLING = 0, 1, 2  # BatchShortcuts.frozen
+
+
+class BatchShortcuts(NamedTuple):
+    """Facts about a whole batch (unbatched scalars, ``batch_shortcuts``) that let
+    ``select_child`` skip work whose result they already fix. Under ``vmap`` a
+    ``lax.cond`` on an unbatched predicate stays a branch, so a tree pays only for the
+    features some tree of its batch uses; the choices are the same bit for bit."""
+
+    filters: chex.Array  # bool: some tree has a move filter
+    frozen: chex.Array  # int32 NO_FROZEN (no frozen edge anywhere), PLAIN_SAMPLING (every
+    #                     tree samples frozen nodes plainly: static ratio 1, ScTemperature
+    #                     1) or ANY_SAMPLING
+
+
+def batch_shortcuts(tree: Tree, params: SearchParams) -> BatchShortcuts:
+    """The ``BatchShortcuts`` of a batch [B] of trees and their hyperparameters."""
+    filters = jnp.any(params.move_avoid > 0) | jnp.any(params.move_allow_until > 0)
+    plain = jnp.all((params.hybrid_mode == 0) & (params.hybrid_ratio == 1.0)
+                    & (params.sc_temperature == 1.0))
+    frozen = jnp.where(jnp.any(tree.edges.frozen > 0),
+                       jnp.where(plain, PLAIN_SAMPLING, ANY_SAMPLING), NO_FROZEN)
+    return BatchShortcuts(filters=filters, frozen=frozen.astype(jnp.int32))
+
+
 def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex.Array,
                  u: chex.Array, edges: NodeEdges | None = None,
-                 rule: int | None = None) -> chex.Array:
+                 rule: int | None = None,
+                 shortcuts: BatchShortcuts | None = None) -> chex.Array:
     """The edge slot to follow from ``node`` of one tree.
 
     Args:
@@ -225,15 +251,22 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
       edges: ``node_edges(tree, node)`` if already read.
       rule: static index of the one rule every tree of the batch uses (skips the
         dispatch on ``params.selection``, which under ``vmap`` evaluates every rule).
+      shortcuts: the batch's ``BatchShortcuts`` (unbatched under ``vmap``), or None to
+        compute every feature.
 
     Returns:
       int32 scalar slot in [0, num_legal).
     """
     edges = node_edges(tree, node) if edges is None else edges
+
     # move filters: excluded edges are never selected, as if absent (search.move_filter)
-    excluded = excluded_edges(jnp, params.move_avoid, params.move_allowed,
+    def filtered() -> chex.Array:
+        return excluded_edges(jnp, params.move_avoid, params.move_allowed,
                               params.move_allow_until, tree.position.board[node],
                               tree.position.turn[node], depth, edges.move, edges.valid)
+
+    excluded = filtered() if shortcuts is None else jax.lax.cond(
+        shortcuts.filters, filtered, lambda: jnp.zeros_like(edges.valid))
     edges = edges._replace(valid=edges.valid & ~excluded)
     stats = child_stats(tree, node, edges)
     if rule is None:
@@ -246,8 +279,18 @@ def select_child(tree: Tree, params: SearchParams, node: chex.Array, depth: chex
     tied = stats.valid & (scores == jnp.max(scores))
     puct_slot = jnp.argmax(jnp.where(tied, edges.prior, -1.0)).astype(jnp.int32)
     is_frozen = (depth % 2 == 1) & (jnp.sum(edges.frozen) > 0)
-    sampled, slot = frozen_slot(params, edges.frozen, tree.visits[node], u)
-    return jnp.where(is_frozen & sampled, slot, puct_slot)
+
+    def any_sampling() -> chex.Array:
+        sampled, slot = frozen_slot(params, edges.frozen, tree.visits[node], u)
+        return jnp.where(is_frozen & sampled, slot, puct_slot)
+
+    def plain_sampling() -> chex.Array:  # frozen_slot with ratio 1 and temperature 1
+        slot = sample_cumulative(jnp.cumsum(edges.frozen).astype(jnp.float32), u)
+        return jnp.where(is_frozen, slot, puct_slot)
+
+    if shortcuts is None:
+        return any_sampling()
+    return jax.lax.switch(shortcuts.frozen, (plain_sampling, lambda: puct_slot, any_sampling))
 
 
 _BELOW_ONE = float(np.nextafter(np.float32(1.0), np.float32(0.0)))
