@@ -108,6 +108,26 @@ def _compare(model, leaves: int, cache: int, count: int) -> None:
             assert h.best_move == d.best_move and h.pv == d.pv
 
 
+def test_cpu_shards_search_side_by_side_as_one_after_the_other(model):
+    """On a CPU, device rules split a batch into two shards searched on two threads (jax's
+    CPU backend runs one thread's programs one at a time, mostly on one core). The trees
+    are those of the same shards searched one after the other (``observe`` forces that
+    order): no shard reads or writes another's state."""
+    boards = _positions(16, seed=5)
+    configs = _configs(len(boards))
+    searcher = Searcher(model, max_nodes=SIMS + 1, rules="device")
+    side_by_side = searcher.run(searcher.init(boards, configs, seed=2), SIMS)
+    assert len(side_by_side.shards) == (2 if jax.default_backend() == "cpu" else 1)
+    in_turn = searcher.run(searcher.init(boards, configs, seed=2), SIMS,
+                           observe=lambda shards: False)
+    a, b = _tree_arrays(side_by_side), _tree_arrays(in_turn)
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=True), name
+    assert int(a["simulations"].min()) == SIMS
+    for x, y in zip(searcher.results(side_by_side), searcher.results(in_turn), strict=True):
+        assert np.array_equal(x.visits, y.visits) and x.best_move == y.best_move
+
+
 def test_search_function_equals_searcher_and_composes(model):
     boards = _positions(8, seed=3)
     configs = [SearchConfig(n_scl=N_SCL[i % 3], mate_check=False) for i in range(len(boards))]

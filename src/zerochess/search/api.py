@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import os
 import threading
@@ -234,7 +235,12 @@ class Searcher:
         """Equal shards of >= 8 trees (one compile), else one shard."""
         shards = self.shards
         if shards is None:
-            shards = 2 if self.leaves_per_step == 1 and not self.rules.on_device else 1
+            if self.rules.on_device:
+                # on a CPU, two shards search on two threads (``_run_compiled``); not with
+                # the evaluation cache, which every tree shares
+                shards = 2 if jax.default_backend() == "cpu" and self._cache is None else 1
+            else:
+                shards = 2 if self.leaves_per_step == 1 else 1
         while shards > 1 and (batch % shards or batch // shards < 8):
             shards -= 1
         size = batch // shards
@@ -598,7 +604,9 @@ class Searcher:
         rows = size * self.leaves_per_step
         buckets = loop.network_buckets(rows)
         left_by_shard = [0] * len(states)
-        for k in range(len(states)):
+        lock = threading.Lock()
+
+        def shard(k: int) -> None:
             limit = jax.device_put(np.asarray(limits[k], np.int32))
             steps = None if deadline is None and progress is None and observe is None else 2
             while True:
@@ -612,14 +620,15 @@ class Searcher:
                 counts = jax.device_get(counts)
                 spent = time.perf_counter() - t0
                 done = int(counts.steps)
-                stats.steps += done
-                stats.rows_used += int(counts.rows_used)
-                stats.rows_available += int(counts.rows_available)
-                stats.rows_capacity += done * rows
                 finished = done < budget or int(counts.left) == 0
-                left_by_shard[k] = 0 if finished else int(counts.left)
-                if progress is not None:
-                    progress(sum(left_by_shard))
+                with lock:
+                    stats.steps += done
+                    stats.rows_used += int(counts.rows_used)
+                    stats.rows_available += int(counts.rows_available)
+                    stats.rows_capacity += done * rows
+                    left_by_shard[k] = 0 if finished else int(counts.left)
+                    if progress is not None:
+                        progress(sum(left_by_shard))
                 if observe is not None and observe(states):
                     break
                 if finished or (deadline is not None and time.perf_counter() > deadline):
@@ -628,6 +637,17 @@ class Searcher:
                 target = STEP_CALL_S if deadline is None else max(
                     min(STEP_CALL_S, (deadline - time.perf_counter()) / 4), per_step)
                 steps = max(1, int(target / max(per_step, 1e-6)))
+
+        if len(states) > 1 and self._cache is None and observe is None:
+            # jax's CPU backend runs one host thread's programs one at a time, mostly on
+            # one core: a thread per shard runs the shards' searches side by side. A
+            # shard's steps do not depend on the other's (no shared cache), so the trees
+            # are those of the shards run one after the other.
+            with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
+                list(pool.map(shard, range(len(states))))
+        else:
+            for k in range(len(states)):
+                shard(k)
         return states
 
     def warmup(self, batch_size: int = 1, tree_reuse: bool = False) -> None:
