@@ -101,6 +101,9 @@ def test_round_trip_all_legal_moves() -> None:
         moves, indices = pm.legal_move_indices(board)
         assert moves == list(board.legal_moves)
         assert len(set(indices.tolist())) == len(moves), board.fen()  # distinct per position
+        shuffled = random.Random(board.fen()).sample(indices.tolist(), len(moves))
+        assert pm.indices_to_moves(board, shuffled) == [pm.index_to_move(board, i)
+                                                        for i in shuffled]
         for move, idx in zip(moves, indices.tolist(), strict=True):
             assert pm.move_to_index(board, move) == idx
             assert pm.index_to_move(board, idx) == move, (board.fen(), move, idx)
@@ -177,3 +180,7 @@ def test_out_of_range_raises(index: int) -> None:
 def test_illegal_index_raises(fen: str, name: str) -> None:
     with pytest.raises(ValueError, match="not legal"):
         pm.index_to_move(chess.Board(fen), pm.MOVES.index(name))
+    board = chess.Board(fen)
+    legal = pm.move_to_index(board, next(iter(board.legal_moves)))
+    with pytest.raises(ValueError, match="not legal"):  # the many-index form raises alike
+        pm.indices_to_moves(board, [legal, pm.MOVES.index(name)])

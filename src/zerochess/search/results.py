@@ -12,7 +12,7 @@ from typing import Any
 import chess
 import numpy as np
 
-from zerochess.chess.policy_map import index_to_move
+from zerochess.chess.policy_map import index_to_move, indices_to_moves
 from zerochess.chess.types import GameStatus
 from zerochess.search import scores
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
@@ -343,7 +343,7 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
         if moves is not None:
             legal = moves[i]
         else:
-            legal = [index_to_move(board, int(x)) for x in view["moves"][i, :m]]
+            legal = indices_to_moves(board, view["moves"][i, :m])
         visits = view["visits"][i, :m].astype(np.int64)
         lines: list[list[chess.Move]] = [[] for _ in range(m)]
         pv_visits = np.zeros((m, 1 + view["pv"].shape[-1]), np.int64)
