@@ -90,7 +90,7 @@ def _lc0_ep_file_after(board: chess.Board, move: chess.Move) -> int:
 class _Replay(NamedTuple):
     """A game replayed from its root; per position, root first, current last."""
 
-    codes: list[np.ndarray]  # int8 [64] piece codes
+    codes: np.ndarray  # int8 [positions, 64] piece codes
     keys: list[tuple]  # lc0's equality key (codes bytes, turn, castling bits, ep flag file)
     rule50: list[int]
     turn: list[int]  # 1 White to move
@@ -117,7 +117,7 @@ def _game_positions(board: chess.Board) -> _Replay:
         flag = _lc0_ep_file_after(replay, move)
         replay.push(move)
         add(flag)
-    codes = list(codes_from_bitboards(np.array(pieces, dtype="<u8")))
+    codes = codes_from_bitboards(np.array(pieces, dtype="<u8"))
     keys = [(c.tobytes(), bool(t), k, f) for c, t, k, f in zip(codes, turn, castling, lc0_ep,
                                                                 strict=True)]
     return _Replay(codes, keys, rule50, turn, castling, ep)
@@ -186,8 +186,8 @@ def root_history(board: chess.Board) -> RootHistory:
     count = min(n, REPETITION_WINDOW)
     # the root, then the positions before it, newest first: one vectorised hash
     idx = np.arange(n, n - count - 1, -1)
-    hashes = position_hash(np, np.stack([game.codes[i] for i in idx]),
-                           np.asarray(game.turn)[idx], np.asarray(game.castling)[idx],
+    hashes = position_hash(np, game.codes[idx], np.asarray(game.turn)[idx],
+                           np.asarray(game.castling)[idx],
                            np.asarray(game.ep)[idx])  # uint32 [count + 1, 2]
     keys = np.zeros((REPETITION_WINDOW, 2), np.uint32)
     keys[:count] = hashes[1:]

@@ -139,7 +139,8 @@ def index_to_move(board: chess.Board, index: int) -> chess.Move:
 def indices_to_moves(board: chess.Board, indices: Iterable[int]) -> list[chess.Move]:
     """``index_to_move`` of many indices of one board: its legal moves are generated once
     and indexed (about 3x faster for a whole move list); raises as ``index_to_move``."""
-    by_index = {move_to_index(board, m): m for m in board.legal_moves}
+    moves, legal = legal_move_indices(board)
+    by_index = dict(zip(legal.tolist(), moves, strict=True))
     out = []
     for index in indices:
         move = by_index.get(int(index))
