@@ -361,3 +361,60 @@ def test_boundary_checks_boards(board):
         return
     with pytest.raises(PositionError):
         device.from_board(board)
+
+
+def _mating_walks(count: int, seed: int) -> list[chess.Board]:
+    """Positions from random play in endgames of heavy pieces against a bare or nearly bare
+    king, where mates in one and in two by a check are common."""
+    rng = random.Random(seed)
+    starts = ["4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1", "3k4/8/8/8/8/8/8/3QK3 w - - 0 1",
+              "6k1/5ppp/8/8/8/8/5PPP/2R1R1K1 w - - 0 1", "4k3/8/8/8/8/8/2q5/4K3 b - - 0 1",
+              "r5k1/5ppp/8/8/8/8/5PPP/1Q4K1 w - - 0 1", "7k/8/8/8/8/8/8/RR4K1 w - - 0 1"]
+    out = []
+    while len(out) < count:
+        b = chess.Board(rng.choice(starts))
+        for _ in range(rng.randrange(0, 30)):
+            if b.is_game_over():
+                break
+            b.push(rng.choice(list(b.legal_moves)))
+        if not b.is_game_over():
+            out.append(b)
+    return out
+
+
+def test_root_mate_check_equals_the_hosts():
+    """``root_mate_slots`` (a mate in one, else a check forcing a mate in two) against the
+    host's python-chess ``root_mate_slot`` on random and mating-endgame positions."""
+    from zerochess.chess.backend import root_mate_slot
+
+    walks = _mating_walks(2400, seed=5)
+    found = [root_mate_slot(b) for b in walks]  # keep the mating ones and 150 others
+    walks = [b for k, (b, s) in enumerate(zip(walks, found, strict=True)) if s >= 0 or k < 150]
+    boards = _random_positions(120, seed=21) + walks
+    expected = np.array([root_mate_slot(b) for b in boards])
+    pos = state.stack([state.from_board(b) for b in boards])
+    ask = np.arange(len(boards)) % 7 != 3  # some rows are not asked
+
+    @jax.jit
+    def slots(pos, ask):
+        legal, num = jax.vmap(device.legal_moves)(pos)
+        return device.root_mate_slots(pos, legal.astype(jnp.int16), num, ask)
+
+    got = np.asarray(slots(pos, ask))
+    np.testing.assert_array_equal(got, np.where(ask, expected, -1))
+    in_one = np.array([b.is_checkmate() for b in (
+        _pushed(b, root_mate_slot(b)) for b in boards)])
+    asked = ask & (expected >= 0)
+    assert (asked & in_one).sum() >= 20 and (asked & ~in_one).sum() >= 20, \
+        ((asked & in_one).sum(), (asked & ~in_one).sum())
+    assert (ask & (expected < 0)).sum() >= 100
+
+
+def _pushed(board: chess.Board, slot: int) -> chess.Board:
+    """``board`` after its legal move of slot ``slot`` (ascending index); itself if -1."""
+    from zerochess.chess.backend import sorted_moves
+
+    b = board.copy(stack=False)
+    if slot >= 0:
+        b.push(sorted_moves(board)[slot])
+    return b

@@ -168,3 +168,21 @@ def test_sigterm_stops_a_run_command_as_ctrl_c_does():
             time.sleep(5)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.parametrize("resume_rules", ["device", "host"])
+def test_the_device_loop_stops_and_resumes_to_the_same_games(uninterrupted, tmp_path,
+                                                            resume_rules):
+    """The device game loop (``games.device_loop``) stopped after its first call saves the
+    games in play; resumed on either rules backend, the folder holds the host loop's
+    uninterrupted games, and nothing was searched twice."""
+    full, full_stats = uninterrupted
+    out = tmp_path / "device"
+    first, first_stats = _play(out, rules="device", stop_after=1)
+    saved = GameCheckpoints(out).saved
+    assert first and saved and all(len(g.moves) >= 16 for g in saved.values())
+    assert {r.index for r in first}.isdisjoint(saved)
+    _, stats = _play(out, rules=resume_rules)
+    assert _games(out) == _games(full)
+    assert first_stats.positions + stats.positions == full_stats.positions
+    assert not (out / CHECKPOINT_FILE).exists()

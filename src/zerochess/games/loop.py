@@ -34,6 +34,7 @@ import chess
 import numpy as np
 
 from zerochess.errors import ConfigError, quote
+from zerochess.games import device_loop
 from zerochess.games.checkpoints import GameCheckpoints, SavedGame, checkpointable
 from zerochess.games.clocks import TIME_FORFEIT, GameClock, flag_result
 from zerochess.games.config import PlayerSpec
@@ -43,11 +44,13 @@ from zerochess.games.players import (
     EnginePlayer,
     ReusedTree,
     SearchBackend,
+    edges_per_node_for,
     search_stat,
 )
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search import SearchResult
+from zerochess.search.api import default_rules
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +76,9 @@ class RunStats:
     compile_seconds: float = 0.0  # the first step of each batch size (jit compile)
     # (time since start, positions, nodes, wall seconds of the step, compiled this step)
     steps: list[tuple[float, int, int, float, bool]] = dataclasses.field(default_factory=list)
+
+    def seconds_so_far(self, t0: float) -> float:
+        return time.perf_counter() - t0
 
     def summary(self) -> dict[str, Any]:
         """Rates overall and in the first / last 10% of the run's time.
@@ -257,6 +263,8 @@ def play_games(
     on_search: SearchHook | None = None,
     checkpoints: GameCheckpoints | None = None,
     rules: str | None = None,
+    on_position: Callable[[GameSpec, Any], None] | None = None,
+    plies_per_call: int = 16,
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 
@@ -279,8 +287,14 @@ def play_games(
     the plies it plays now only).
     ``checkpoints``: save the games in play there (``games.checkpoints``) and continue
     the saved ones from their moves (zerochess players without tree reuse or clocks).
-    ``rules``: where the searches' chess rules run (``players.RULES``: ``host``, the
-    default, or ``device``).
+    ``rules``: where the searches' chess rules run (``players.RULES``: ``host`` or
+    ``device``; None: the ``Searcher``'s default for this machine). With device rules,
+    games whose players all search with one network's parameters (no engine, no tree
+    reuse) run as one compiled scan over plies, unless the caller gives ``on_search``
+    without ``on_position`` (the scan has no ``SearchResult`` to give)
+    (``games.device_loop``: the same games, ``plies_per_call`` plies per call, the host
+    writing and saving between calls); ``on_position`` then gets every searched
+    position (``device_loop.SearchedPosition``). Others run here, step by step.
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -328,6 +342,10 @@ def play_games(
     def finish(i: int) -> None:
         live = slots[i]
         assert live is not None
+        finish_live(live)
+        slots[i] = None
+
+    def finish_live(live: _Live) -> None:
         for key in [k for k in kept if k[0] == live.spec.index]:
             del kept[key]
         rec = live.record(max_plies)
@@ -337,14 +355,37 @@ def play_games(
             on_game(rec)
         records.append(rec)
         stats.games += 1
-        slots[i] = None
 
     def network(name: str) -> tuple[SearchBackend, Any]:
         m = searchers[name]
         return backends[id(m)], params.get(name, m.params)
 
+    names = {n for s in queue for n in (s.white, s.black)}
+    on_device = (rules or default_rules()) == "device" and (
+        on_search is None or on_position is not None) and all(
+        n in searchers for n in names) and device_loop.can_play(
+        {n: players[n] for n in names}, {n: searchers[n] for n in names},
+        {n: network(n)[1] for n in names}) is None
+
+    def on_step(games: int) -> None:
+        span = max(stats.seconds_so_far(t0), 1e-9)
+        bar.update(games, stats.nodes / span, stats.positions / span)
+
     try:
-        while stop_after is None or len(records) < stop_after:
+        if on_device and queue:
+            first = queue[0].white
+            device_loop.play_games_on_device(
+                queue, players, searchers[first], network(first)[1], batch_size=batch_size,
+                max_plies=max_plies, max_nodes=max_nodes,
+                edges_per_node=edges_per_node_for(max_nodes),
+                new_live=lambda spec: _Live(spec, players, checkpoints), finish=finish_live,
+                stats=stats, on_step=on_step,
+                stop=lambda: stop_after is not None and len(records) >= stop_after,
+                checkpoint=lambda lives, force: checkpoints.save(
+                    [lv.saved() for lv in lives if lv.result is None and lv.checkpointed],
+                    owned, force) if checkpoints is not None else None,
+                on_position=on_position, plies_per_call=plies_per_call)
+        while not on_device and (stop_after is None or len(records) < stop_after):
             games_before = stats.games
             for i in range(batch_size):
                 while slots[i] is None and queue:
@@ -415,7 +456,8 @@ def play_games(
         bar.close()
         for eng in engines.values():
             eng.close()
-        checkpoint(True)
+        if not on_device:
+            checkpoint(True)
     stats.seconds = time.perf_counter() - t0
     return records, stats
 

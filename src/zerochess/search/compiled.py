@@ -126,8 +126,8 @@ class SearchOutput(NamedTuple):
 def roots_from_env(states: Any, rng_key: chex.Array) -> loop.RootInputs:
     """``RootInputs`` [B] from ``zerochess.env.State`` [B] (device, jittable): the position,
     its legal moves, the game before it (history planes and repetition keys), one key per
-    tree from ``rng_key``. The mate check at the roots (a mate in one, found on the device)
-    is looked for when the trees ask for it."""
+    tree from ``rng_key``. The mate check at the roots (a mate in one, else a check that
+    forces a mate in two, found on the device) is looked for when the trees ask for it."""
     batch = states.position.turn.shape[0]
     keys = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(rng_key), batch))
     return roots_with_keys(states, keys)
@@ -155,7 +155,8 @@ def roots_with_keys(states: Any, keys: chex.Array) -> loop.RootInputs:
 
 def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulations: int,
            apply_fn: Callable, num_nodes: int | None = None, num_leaves: int = 1,
-           edges_per_node: int | None = None, history_length: int = 7) -> SearchOutput:
+           edges_per_node: int | None = None, history_length: int = 7,
+           limits: chex.Array | None = None) -> SearchOutput:
     """A batch of searches from ``roots`` as one pure function (jit it; scan or shard it).
 
     Args:
@@ -168,6 +169,8 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
       num_leaves: L, leaves per tree and step (static).
       edges_per_node: the edge pool per node (static; default K: a tree never fills).
       history_length: the evaluation cache's key history (no cache here; static).
+      limits: int32 [B] simulations of each tree (data, at most ``num_simulations``;
+        default ``num_simulations`` for every tree).
 
     Returns:
       ``SearchOutput``.
@@ -180,13 +183,15 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
     state = loop.empty_state(params, num_nodes, edges_per_node or K)
     rows = batch * num_leaves
     check = params.mate_check & (roots.mate_slot < 0)
-    mate = device.mating_slots(roots.position, roots.legal, roots.num_legal,
-                               check & (roots.status == GameStatus.ONGOING))
+    mate = device.root_mate_slots(roots.position, roots.legal, roots.num_legal,
+                                  check & (roots.status == GameStatus.ONGOING))
     roots = roots.replace(mate_slot=jnp.where(roots.mate_slot >= 0, roots.mate_slot, mate))
     net = loop.root_net_inputs(roots, params, jnp.int32(batch), rows)
     outputs = step.network(apply_fn, model_params, net, rows)
     state = loop.write_roots(state, jnp.arange(batch, dtype=jnp.int32), roots, params, outputs)
     limit = jnp.full((batch,), num_simulations, jnp.int32)
+    if limits is not None:
+        limit = jnp.minimum(jnp.asarray(limits, jnp.int32), limit)
     state, _, _ = run_steps(state, None, limit, jnp.int32(np.iinfo(np.int32).max),
                             model_params, apply_fn, num_leaves, history_length,
                             loop.network_buckets(rows), device.expand)

@@ -23,6 +23,7 @@ from zerochess.chess.encoding import encode_board
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES, move_to_index
 from zerochess.errors import ConfigError, quote
 from zerochess.games.config import PlayerSpec
+from zerochess.games.device_loop import SearchedPosition
 from zerochess.games.loop import GameSpec, RunStats, play_games
 from zerochess.games.records import GameRecord, GameWriter
 from zerochess.neural.model import Model
@@ -172,6 +173,14 @@ def searched_position(result: Any, ply: int) -> _Position:
                      float(result.d[best]), result.board.turn == chess.WHITE, ply)
 
 
+def device_position(pos: SearchedPosition) -> _Position:
+    """A position searched by the device game loop (``games.device_loop``) as example
+    data: the fields ``searched_position`` takes from a ``SearchResult``."""
+    return _Position(pos.plane_bits, pos.plane_values, pos.policy_index, pos.policy_target,
+                     pos.root_wl, pos.root_d, pos.best_wl, pos.best_d, pos.white_to_move,
+                     pos.move_index)
+
+
 def examples_from_game(positions: Sequence[_Position], result: str | np.ndarray, plies: int,
                        game: int) -> Examples:
     """A finished game's examples: its searched positions with the game result (W/D/L from
@@ -240,6 +249,11 @@ def play_training_games(
             positions[game.index].append(searched_position(result,
                                                            len(result.board.move_stack)))
 
+    def searched_on_device(game: GameSpec, pos: SearchedPosition) -> None:
+        mover = game.white if pos.white_to_move else game.black
+        if mover in collect:
+            positions[game.index].append(device_position(pos))
+
     def finished(rec: GameRecord) -> None:
         label, target = value_target(rec, adjudicate_material, material_scale)
         ex = examples_from_game(positions.pop(rec.index, []), target, len(rec.moves),
@@ -254,10 +268,12 @@ def play_training_games(
         models={name: p.model for name, p in players.items() if p.model is not None},
         params={name: p.params for name, p in players.items() if p.params is not None},
         batch_size=batch_size, max_plies=max_plies, max_nodes=max_nodes, writer=writer,
-        shrink_tail=shrink_tail, on_search=searched, on_game=finished, rules=rules)
+        shrink_tail=shrink_tail, on_search=searched, on_game=finished, rules=rules,
+        on_position=searched_on_device)
     return TrainingGames(records, examples, stats, targets)
 
 
-__all__ = ["PIECE_POINTS", "Player", "TrainingGames", "examples_from_game", "material_balance",
+__all__ = ["PIECE_POINTS", "Player", "TrainingGames", "device_position", "examples_from_game",
+           "material_balance",
            "material_wdl", "play_training_games", "policy_target", "searched_position",
            "target_result", "value_target"]

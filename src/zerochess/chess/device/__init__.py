@@ -31,7 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess.chess.device.expand import check_candidates, expand, mating_slots
+from zerochess.chess.device.expand import (
+    check_candidates,
+    checking_mates_in_two,
+    expand,
+    mating_slots,
+    root_mate_slots,
+)
 from zerochess.chess.device.position import (
     apply_move,
     compact,
@@ -112,4 +118,5 @@ def to_board(pos: PositionArrays) -> Any:
 
 __all__ = ["apply_move", "check_candidates", "describe", "encode", "expand", "from_board",
            "insufficient_material", "key", "legal_mask", "legal_moves", "mating_slots", "play",
+           "checking_mates_in_two", "root_mate_slots",
            "repetitions", "status", "to_board"]

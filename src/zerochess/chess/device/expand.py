@@ -99,6 +99,74 @@ def mating_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
     return jnp.where(best < MAX_LEGAL_MOVES, best, -1).astype(jnp.int16)
 
 
+def checking_mates_in_two(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
+                          ask: jax.Array) -> jax.Array:
+    """int16 [n]: for the rows ``ask`` [n] asks about, the slot of the first legal move
+    (ascending index) that gives check and after which every reply allows a mate in one
+    (a reply that reaches the 50-move limit is a defence); -1 if none. The host's
+    ``rules.checking_mate_in_two``.
+
+    The batch's checks are tried ``n`` at a time whatever row they come from, as in
+    ``mating_slots``; each check's replies are tried in turn until one has no mate in one
+    (``mating_slots`` on the replies), so a round costs about as many reply searches as
+    its most stubborn check allows.
+    """
+    n = legal.shape[0]
+    candidates = jax.vmap(check_candidates)(pos, legal, num_legal) & ask[:, None]  # [n, 218]
+    slots, counts = jax.vmap(compact)(candidates)
+    ends = jnp.cumsum(counts)
+    total = ends[-1]
+
+    def round_(carry):
+        start, best = carry
+        k = start + jnp.arange(n)
+        row = jnp.minimum(jnp.searchsorted(ends, k, side="right"), n - 1)
+        slot = slots[row, jnp.clip(k - (ends[row] - counts[row]), 0, MAX_LEGAL_MOVES - 1)]
+        slot = jnp.maximum(slot, 0).astype(jnp.int32)
+        live = (k < total) & (slot < best[row])  # a row's earlier forcing check wins
+        parent = jax.tree.map(lambda a: a[row], pos)
+        child = jax.vmap(describe)(jax.vmap(lambda p, m: apply_move(p, m).child)(
+            parent, legal[row, slot]))
+        replies = child.legal
+        num = child.num_legal.astype(jnp.int32)
+        forced = live & child.in_check & (num > 0)
+
+        def more(c):
+            j, forced = c
+            return jnp.any(forced & (j < num))
+
+        def reply(c):
+            j, forced = c
+            trying = forced & (j < num)
+            after = jax.vmap(describe)(jax.vmap(lambda p, m: apply_move(p, m).child)(
+                child.position, jnp.maximum(replies[:, jnp.minimum(j, MAX_LEGAL_MOVES - 1)],
+                                            0)))
+            mate = mating_slots(after.position, after.legal, after.num_legal,
+                                trying & (after.position.rule50 < 100)) >= 0
+            return j + 1, forced & (~trying | mate)
+
+        _, forced = jax.lax.while_loop(more, reply, (jnp.int32(0), forced))
+        best = best.at[row].min(jnp.where(forced, slot, MAX_LEGAL_MOVES))
+        return start + n, best
+
+    _, best = jax.lax.while_loop(lambda c: c[0] < total, round_,
+                                 (jnp.int32(0), jnp.full(n, MAX_LEGAL_MOVES, jnp.int32)))
+    return jnp.where(best < MAX_LEGAL_MOVES, best, -1).astype(jnp.int16)
+
+
+def root_mate_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
+                    ask: jax.Array) -> jax.Array:
+    """int16 [n]: the mate check at roots (the host's ``backend.root_mate_slot``): the
+    first move that mates at once, else the first check that forces a mate in two
+    (``checking_mates_in_two``, tried only where no mate in one exists); -1 if none."""
+    mate = mating_slots(pos, legal, num_legal, ask)
+    two = ask & (mate < 0)
+    return jax.lax.cond(
+        jnp.any(two), lambda: jnp.where(
+            two, checking_mates_in_two(pos, legal, num_legal, two), mate).astype(jnp.int16),
+        lambda: mate)
+
+
 def expand_one(parent: PositionArrays, move: jax.Array) -> Expansion:
     """One row of ``expand`` without the mate check (unbatched)."""
     d = describe(apply_move(parent, move).child)
@@ -145,4 +213,5 @@ def expand(parent: PositionArrays, move: jax.Array, mate_check: jax.Array | None
     return jax.tree.map(lambda a: a.reshape(*shape, *a.shape[1:]), out)
 
 
-__all__ = ["check_candidates", "expand", "expand_one", "mating_slots"]
+__all__ = ["check_candidates", "checking_mates_in_two", "expand", "expand_one", "mating_slots",
+           "root_mate_slots"]
