@@ -122,7 +122,7 @@ def selfplay_ratio(points: tuple = SELFPLAY, log: Any = print,
 
 def ratio_at(figures: dict[str, Any], point: tuple[str, int] = RATIO) -> float | None:
     """``ratio_device_vs_host_search``: device over host sims/s at ``point`` (model, B)."""
-    for row in figures["points"]:
+    for row in figures.get("points", []):
         if (row["model"], row["batch"]) == point:
             return row["ratio"]
     return None

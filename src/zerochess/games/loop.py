@@ -77,9 +77,6 @@ class RunStats:
     # (time since start, positions, nodes, wall seconds of the step, compiled this step)
     steps: list[tuple[float, int, int, float, bool]] = dataclasses.field(default_factory=list)
 
-    def seconds_so_far(self, t0: float) -> float:
-        return time.perf_counter() - t0
-
     def summary(self) -> dict[str, Any]:
         """Rates overall and in the first / last 10% of the run's time.
 
@@ -288,13 +285,13 @@ def play_games(
     ``checkpoints``: save the games in play there (``games.checkpoints``) and continue
     the saved ones from their moves (zerochess players without tree reuse or clocks).
     ``rules``: where the searches' chess rules run (``players.RULES``: ``host`` or
-    ``device``; None: the ``Searcher``'s default for this machine). With device rules,
-    games whose players all search with one network's parameters (no engine, no tree
-    reuse) run as one compiled scan over plies, unless the caller gives ``on_search``
-    without ``on_position`` (the scan has no ``SearchResult`` to give)
-    (``games.device_loop``: the same games, ``plies_per_call`` plies per call, the host
-    writing and saving between calls); ``on_position`` then gets every searched
-    position (``device_loop.SearchedPosition``). Others run here, step by step.
+    ``device``; None: the ``Searcher``'s default for this machine).
+    With device rules, games whose players all search with one network's parameters (no
+    engine, no tree reuse) run as one compiled scan over plies (``games.device_loop``:
+    the same games, ``plies_per_call`` plies per call, the host writing and saving
+    between calls), unless the caller gives ``on_search`` without ``on_position`` (the
+    scan has no ``SearchResult`` to give); ``on_position`` gets every position searched
+    there (``device_loop.SearchedPosition``). Other games run here, step by step.
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -368,7 +365,7 @@ def play_games(
         {n: network(n)[1] for n in names}) is None
 
     def on_step(games: int) -> None:
-        span = max(stats.seconds_so_far(t0), 1e-9)
+        span = max(time.perf_counter() - t0, 1e-9)
         bar.update(games, stats.nodes / span, stats.positions / span)
 
     try:
