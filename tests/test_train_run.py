@@ -287,8 +287,10 @@ def test_train_efficiency_runs_on_the_rules_asked_for(tmp_path, monkeypatch):
 
 @pytest.mark.tier2  # two whole training runs
 def test_a_run_on_device_rules_plays_the_host_runs_games(tmp_path):
-    """``zerochess train --rules device``: the same games, examples and parameters as on the
-    host's rules (one generation of MINI, its self-play and its training steps)."""
+    """``zerochess train --rules device`` (self-play on the device game loop): the same
+    games, examples and parameters as on the host's rules (one generation of MINI, its
+    self-play and its training steps); the examples' root Q to float32 rounding (the
+    loss's value target here is the game result, so the parameters are the same)."""
     cfg = TrainConfig.from_dict({**copy.deepcopy(MINI), "generations": 1,
                                  "evaluation": {**MINI["evaluation"], "every": 0,
                                                 "final_games": 0}})
@@ -301,7 +303,12 @@ def test_a_run_on_device_rules_plays_the_host_runs_games(tmp_path):
     assert (tmp_path / "host" / pgn).read_text() == (tmp_path / "device" / pgn).read_text()
     a_state, a_buf, _ = _params(tmp_path / "host", cfg)
     b_state, b_buf, _ = _params(tmp_path / "device", cfg)
-    for x, y in zip(a_buf.examples(), b_buf.examples(), strict=True):
-        np.testing.assert_array_equal(x, y)
+    a_ex, b_ex = a_buf.examples(), b_buf.examples()
+    for name, x, y in zip(a_ex._fields, a_ex, b_ex, strict=True):
+        if name == "root_q":  # the roots' W - L, read in two compiled programs (the device
+            # game loop's scan evaluates the roots in a batch of its own): float32 rounding
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=name)
     for x, y in zip(jax.tree.leaves(a_state), jax.tree.leaves(b_state), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
