@@ -73,7 +73,7 @@ def test_device_games_are_the_host_games(model):
             assert (x.source, x.nodes, x.best, x.pv, x.best_share, x.played_share,
                     x.temperature, x.reused) == (y.source, y.nodes, y.best, y.pv, y.best_share,
                                                  y.played_share, y.temperature, y.reused), g
-            if x.source == "search":  # float32 values of two compiled programs: 1 ulp
+            if x.source == "search":  # float32 values (see the examples' test below)
                 assert x.q == pytest.approx(y.q, abs=1e-6)
                 assert x.wdl == pytest.approx(y.wdl, abs=1e-6)
     ends = {r.termination for r in host}
@@ -99,8 +99,10 @@ def test_device_training_examples_are_the_host_examples(model):
         a, b = out["device"].examples[i], out["host"].examples[j]
         assert out["device"].targets[i] == out["host"].targets[j]
         for name, x, y in zip(a._fields, a, b, strict=True):
-            if name == "root_q":  # W - L of float32 root values read by two programs
-                np.testing.assert_array_max_ulp(x, y, maxulp=2)
+            if name in ("root_q", "root_d", "best_q", "best_d"):
+                # the trees' values: the scan runs the network on batches of other sizes
+                # than the host loop's, and XLA's sums may round otherwise there
+                np.testing.assert_allclose(x, y, rtol=0, atol=1e-6, err_msg=name)
             else:
                 np.testing.assert_array_equal(x, y, err_msg=name)
         total += len(a)

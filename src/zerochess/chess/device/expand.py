@@ -8,12 +8,15 @@ jitted, scanned and sharded programs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
 from zerochess.chess.device import bitboard as bb
 from zerochess.chess.device import movegen, tables
 from zerochess.chess.device.position import (
+    Described,
     apply_move,
     compact,
     describe,
@@ -69,16 +72,16 @@ def check_candidates(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array
     return gives & (jnp.arange(MAX_LEGAL_MOVES) < num_legal)
 
 
-def mating_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
-                 check: jax.Array) -> jax.Array:
-    """int16 [n]: for the rows ``check`` [n] asks about, the slot of the first legal move
-    (ascending index) that mates at once; -1 if none (and for the other rows).
+def _first_passing(pos: PositionArrays, legal: jax.Array, candidates: jax.Array,
+                   passes: Callable[[PositionArrays, jax.Array, jax.Array], jax.Array]
+                   ) -> jax.Array:
+    """int16 [n]: per row, the first slot of ``candidates`` [n, 218] whose move passes
+    ``passes(parents [n], moves [n], live [n]) -> bool [n]``; -1 if none.
 
-    The batch's candidates (``check_candidates``) are played out together, ``n`` at a time
-    whatever row they come from, so a batch costs about (candidates / n) rounds of move
-    generation (one or two), not the most any one row has."""
+    The batch's candidates are tried ``n`` at a time whatever row they come from, so a
+    batch costs about (candidates / n) rounds, not the most any one row has; a candidate
+    after its row's first passing one is not tried."""
     n = legal.shape[0]
-    candidates = jax.vmap(check_candidates)(pos, legal, num_legal) & check[:, None]  # [n, 218]
     slots, counts = jax.vmap(compact)(candidates)  # [n, 218] candidate slots per row
     ends = jnp.cumsum(counts)
     total = ends[-1]
@@ -89,14 +92,55 @@ def mating_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
         row = jnp.minimum(jnp.searchsorted(ends, k, side="right"), n - 1)
         slot = slots[row, jnp.clip(k - (ends[row] - counts[row]), 0, MAX_LEGAL_MOVES - 1)]
         slot = jnp.maximum(slot, 0).astype(jnp.int32)
-        child = jax.tree.map(lambda a: a[row], pos)
-        mate = jax.vmap(is_checkmate_after)(child, legal[row, slot]) & (k < total)
-        best = best.at[row].min(jnp.where(mate, slot, MAX_LEGAL_MOVES))
+        live = (k < total) & (slot < best[row])
+        parent = jax.tree.map(lambda a: a[row], pos)
+        ok = live & passes(parent, legal[row, slot], live)
+        best = best.at[row].min(jnp.where(ok, slot, MAX_LEGAL_MOVES))
         return start + n, best
 
     _, best = jax.lax.while_loop(lambda c: c[0] < total, round_,
                                  (jnp.int32(0), jnp.full(n, MAX_LEGAL_MOVES, jnp.int32)))
     return jnp.where(best < MAX_LEGAL_MOVES, best, -1).astype(jnp.int16)
+
+
+def mating_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
+                 check: jax.Array) -> jax.Array:
+    """int16 [n]: for the rows ``check`` [n] asks about, the slot of the first legal move
+    (ascending index) that mates at once; -1 if none (and for the other rows). Only
+    the moves that may give check (``check_candidates``) are played out, the batch's
+    together (``_first_passing``)."""
+    candidates = jax.vmap(check_candidates)(pos, legal, num_legal) & check[:, None]
+    return _first_passing(pos, legal, candidates,
+                          lambda parent, move, live: jax.vmap(is_checkmate_after)(parent, move))
+
+
+def _children(parents: PositionArrays, moves: jax.Array) -> Described:
+    return jax.vmap(describe)(jax.vmap(lambda p, m: apply_move(p, m).child)(parents, moves))
+
+
+def _forces_mate(parent: PositionArrays, move: jax.Array, live: jax.Array) -> jax.Array:
+    """bool [n]: ``move`` [n] gives check and every reply allows a mate in one (a reply
+    that reaches the 50-move limit defends). The replies are tried in turn, each lane
+    stopping at its first defence (``mating_slots`` on the replies)."""
+    child = _children(parent, move)
+    replies = child.legal
+    num = child.num_legal.astype(jnp.int32)
+
+    def more(c):
+        j, forced = c
+        return jnp.any(forced & (j < num))
+
+    def reply(c):
+        j, forced = c
+        trying = forced & (j < num)
+        after = _children(child.position, jnp.maximum(
+            replies[:, jnp.minimum(j, MAX_LEGAL_MOVES - 1)], 0))
+        mate = mating_slots(after.position, after.legal, after.num_legal,
+                            trying & (after.position.rule50 < 100)) >= 0
+        return j + 1, forced & (~trying | mate)
+
+    forced = live & child.in_check & (num > 0)
+    return jax.lax.while_loop(more, reply, (jnp.int32(0), forced))[1]
 
 
 def checking_mates_in_two(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
@@ -104,54 +148,10 @@ def checking_mates_in_two(pos: PositionArrays, legal: jax.Array, num_legal: jax.
     """int16 [n]: for the rows ``ask`` [n] asks about, the slot of the first legal move
     (ascending index) that gives check and after which every reply allows a mate in one
     (a reply that reaches the 50-move limit is a defence); -1 if none. The host's
-    ``rules.checking_mate_in_two``.
-
-    The batch's checks are tried ``n`` at a time whatever row they come from, as in
-    ``mating_slots``; each check's replies are tried in turn until one has no mate in one
-    (``mating_slots`` on the replies), so a round costs about as many reply searches as
-    its most stubborn check allows.
-    """
-    n = legal.shape[0]
-    candidates = jax.vmap(check_candidates)(pos, legal, num_legal) & ask[:, None]  # [n, 218]
-    slots, counts = jax.vmap(compact)(candidates)
-    ends = jnp.cumsum(counts)
-    total = ends[-1]
-
-    def round_(carry):
-        start, best = carry
-        k = start + jnp.arange(n)
-        row = jnp.minimum(jnp.searchsorted(ends, k, side="right"), n - 1)
-        slot = slots[row, jnp.clip(k - (ends[row] - counts[row]), 0, MAX_LEGAL_MOVES - 1)]
-        slot = jnp.maximum(slot, 0).astype(jnp.int32)
-        live = (k < total) & (slot < best[row])  # a row's earlier forcing check wins
-        parent = jax.tree.map(lambda a: a[row], pos)
-        child = jax.vmap(describe)(jax.vmap(lambda p, m: apply_move(p, m).child)(
-            parent, legal[row, slot]))
-        replies = child.legal
-        num = child.num_legal.astype(jnp.int32)
-        forced = live & child.in_check & (num > 0)
-
-        def more(c):
-            j, forced = c
-            return jnp.any(forced & (j < num))
-
-        def reply(c):
-            j, forced = c
-            trying = forced & (j < num)
-            after = jax.vmap(describe)(jax.vmap(lambda p, m: apply_move(p, m).child)(
-                child.position, jnp.maximum(replies[:, jnp.minimum(j, MAX_LEGAL_MOVES - 1)],
-                                            0)))
-            mate = mating_slots(after.position, after.legal, after.num_legal,
-                                trying & (after.position.rule50 < 100)) >= 0
-            return j + 1, forced & (~trying | mate)
-
-        _, forced = jax.lax.while_loop(more, reply, (jnp.int32(0), forced))
-        best = best.at[row].min(jnp.where(forced, slot, MAX_LEGAL_MOVES))
-        return start + n, best
-
-    _, best = jax.lax.while_loop(lambda c: c[0] < total, round_,
-                                 (jnp.int32(0), jnp.full(n, MAX_LEGAL_MOVES, jnp.int32)))
-    return jnp.where(best < MAX_LEGAL_MOVES, best, -1).astype(jnp.int16)
+    ``rules.checking_mate_in_two``. A round of the batch's checks (``_first_passing``)
+    costs as many reply searches as its most stubborn check allows."""
+    candidates = jax.vmap(check_candidates)(pos, legal, num_legal) & ask[:, None]
+    return _first_passing(pos, legal, candidates, _forces_mate)
 
 
 def root_mate_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
