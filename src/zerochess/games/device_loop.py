@@ -23,9 +23,14 @@ made as the host makes it:
   ``records.game_end`` decides it; draw claims (fifty moves, threefold repetition) by
   ``chess.device.claims``.
 
-One difference remains: the move choice's weights are float32 here and float64 on the
-host, so a uniform within ~1e-7 of a boundary between two moves' weights could pick the
-other move. The host checks each game's end with python-chess when the device ends it.
+What can differ is rounding: the move choice's weights are float32 here and float64 on
+the host, so a uniform within ~1e-7 of a boundary between two moves' weights could pick
+the other move; and the network runs on batches of other sizes here (every slot of the
+scan, idle ones included), on which XLA may round its sums otherwise, so the trees'
+values (Q, D; the PGN comments' numbers and the examples' value fields) can differ in
+their last bits. A near-tie of two children could then be broken otherwise. In the
+tests and benchmarks every game was the host's. The host checks each game's end with
+python-chess when the device ends it.
 """
 
 from __future__ import annotations
