@@ -315,11 +315,13 @@ class _Draws:
 _SCANS: dict[tuple, Callable] = {}  # compiled scans by (model, shapes): kept across runs
 
 
-def _scan(model: Any, *shape: Any) -> Callable:
+def _scan(model: Any, *shape: Any) -> tuple[Callable, bool]:
+    """The compiled scan of these shapes, and whether this is its first use (it compiles)."""
     key = (id(model), *shape)
-    if key not in _SCANS:
+    fresh = key not in _SCANS
+    if fresh:
         _SCANS[key] = make_scan(model, *shape)
-    return _SCANS[key]
+    return _SCANS[key], fresh
 
 
 def play_games_on_device(
@@ -355,7 +357,8 @@ def play_games_on_device(
     index = {n: i for i, n in enumerate(names)}
     table = stack_players([players[n] for n in names], model)
     batch, plies = batch_size, plies_per_call
-    run = _scan(model, batch, plies, max_nodes - 1, max_nodes, edges_per_node, max_plies)
+    run, fresh = _scan(model, batch, plies, max_nodes - 1, max_nodes, edges_per_node,
+                       max_plies)
     draws = _Draws()
     cached: dict[int, State] = {}  # start states of games not yet in a slot, by game index
     slots: list[Any] = [None] * batch
@@ -431,7 +434,7 @@ def play_games_on_device(
             rows = jnp.asarray([i if slots[i] is not None else -1 for i in range(batch)],
                                jnp.int32)
             ts = time.perf_counter()
-            compiling = not stats.steps
+            compiling, fresh = fresh, False  # the first call of a new scan compiles it
             (slot_states, rows_after, _, used), records = run(
                 model_params, slot_states, rows, tables.moves[:batch], tables, table)
             records = jax.device_get(records)
