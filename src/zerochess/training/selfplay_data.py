@@ -4,8 +4,9 @@ Games are played by ``zerochess.games.play_games`` (the same batched loop as
 ``zerochess selfplay`` and matches, so the same specs give the same games), with each
 player's own network parameters (``Player.params``: self-play with the current weights,
 trained-vs-initial matches in one compiled searcher) and its ``on_search`` hook, which
-turns every searched position of a collecting player into example data; a finished
-game's positions get its result and plies left.
+turns every searched position of a collecting player into example data (``on_position``
+when the games run on the device game loop, ``games.device_loop``: the same data); a
+finished game's positions get its result and plies left.
 """
 
 from __future__ import annotations
