@@ -15,7 +15,8 @@ Per position (vmap for batches):
 
 - ``legal_moves(pos) -> (int16 [218], int32 count)``, ``legal_mask(pos) -> bool [1858]``
 - ``play(pos, move) -> PositionArrays``
-- ``status(pos) -> int8 GameStatus`` (and ``repetitions`` for draws by repetition)
+- ``status(pos) -> int8 GameStatus`` (and ``repetitions`` for draws by repetition;
+  ``draw_claim`` for python-chess's draw claims, ``draw_claims`` for a batch)
 - ``encode(boards, repeated, turn, castling, rule50) -> float32 [112, 8, 8]``
 - ``key(pos) -> uint32 [2]``
 
@@ -31,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess.chess.device.claims import draw_claim, draw_claims
 from zerochess.chess.device.expand import (
     check_candidates,
     checking_mates_in_two,
@@ -116,7 +118,7 @@ def to_board(pos: PositionArrays) -> Any:
     return _to_board(PositionArrays(*(np.asarray(f) for f in jax.device_get(pos))))
 
 
-__all__ = ["apply_move", "check_candidates", "describe", "encode", "expand", "from_board",
-           "insufficient_material", "key", "legal_mask", "legal_moves", "mating_slots", "play",
-           "checking_mates_in_two", "root_mate_slots",
-           "repetitions", "status", "to_board"]
+__all__ = ["apply_move", "check_candidates", "checking_mates_in_two", "describe",
+           "draw_claim", "draw_claims", "encode", "expand", "from_board",
+           "insufficient_material", "key", "legal_mask", "legal_moves", "mating_slots",
+           "play", "repetitions", "root_mate_slots", "status", "to_board"]
