@@ -109,7 +109,7 @@ def test_device_training_examples_are_the_host_examples(model):
     assert total > 50
 
 
-def test_device_loop_refuses_nothing_it_cannot_play(model):
+def test_games_the_scan_cannot_play_step_on_the_host_loop(model):
     """Games the scan cannot play (here a player that reuses its tree) run on the host
     loop with device rules, step by step, and still give the host rules' games."""
     players = dict(PLAYERS, puct=PlayerSpec("puct", nodes=16, temperature=TEMPERATURE,

@@ -58,7 +58,7 @@ from zerochess.games.records import MOVE_CAP, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search.compiled import roots_with_keys, search
 from zerochess.search.config import stack_configs
-from zerochess.search.results import TemperatureSchedule
+from zerochess.search.results import TemperatureSchedule, decode_line
 from zerochess.search.view import best_child_slot, root_view
 
 PV_MOVES = 3  # plies of the best move's continuation kept for the PGN comment (pv: 1 + 3)
@@ -483,15 +483,10 @@ def _replay(live: Any, player: PlayerSpec, rec: PlyRecord, p: int, i: int,
     move = index_to_move(board, int(rec.action[p, i]))
     best_move = index_to_move(board, int(legal[best]))
     pv = [best_move]
-    if visits[best] > 0:
+    if visits[best] > 0:  # as ``results_from_view`` reads a visited move's continuation
         after = board.copy(stack=False)
         after.push(best_move)
-        for idx in rec.pv[p, i]:
-            if idx < 0:
-                break
-            nxt = index_to_move(after, int(idx))
-            pv.append(nxt)
-            after.push(nxt)
+        pv += decode_line(after, rec.pv[p, i])
     root_wl, root_d = float(rec.root_wl[p, i]), float(rec.root_d[p, i])
     draw = float(player.search.draw_score)
     temperature = player.temperature.at(ply)
