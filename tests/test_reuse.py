@@ -325,6 +325,36 @@ def test_frozen_counts_follow_the_parity(searcher):
     searcher.results(searcher.run(new_batch, 30))
 
 
+def frozen_flags(batch) -> tuple[list[bool], list[bool]]:
+    """Each tree's ``has_frozen`` (what selection's shortcut reads) and whether its pool
+    holds a frozen count."""
+    tree = jax.device_get(batch.shards[0].tree)
+    return ([bool(x) for x in tree.has_frozen],
+            [bool((row > 0).any()) for row in tree.edges.frozen])
+
+
+def test_the_frozen_flag_follows_the_frozen_counts(searcher):
+    """``Tree.has_frozen`` says exactly whether a tree holds frozen counts: set by the
+    backup that freezes, recomputed by advance (a ply flips the parity), cleared by init."""
+    board = chess.Board(OPENING)
+    batch = searcher.run(searcher.init([board, board], [SearchConfig(n_scl=2), SearchConfig()],
+                                       seed=3), 150)
+    flags, counts = frozen_flags(batch)
+    assert counts == [True, False] and flags == counts
+    one = best_line(batch, searcher, 0, 1)
+    batch = searcher.advance(batch, [one, []])
+    flags, counts = frozen_flags(batch)
+    assert counts[0] and flags == counts
+    # two plies keep the parity; a line out of the tree starts afresh, with nothing frozen
+    batch = searcher.run(batch, 60)
+    two = best_line(batch, searcher, 0, 2)
+    batch = searcher.advance(batch, [two, [chess.Move.from_uci("a2a3")]])
+    flags, counts = frozen_flags(batch)
+    assert flags == counts
+    batch = searcher.init([board, board], [SearchConfig(), SearchConfig(n_scl=2)], seed=3)
+    assert frozen_flags(batch) == ([False, False], [False, False])
+
+
 # --- (e) two-fold draws whose first occurrence left the tree -------------------------------
 
 

@@ -54,8 +54,12 @@ def _evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves,
               ) -> tuple[step.Prepared, step.LeafOutputs]:
     """``step.prepare`` then the network on the smallest bucket that holds ``bound`` rows
     (none for 0), as the host loop picks it."""
-    prepared, net = step.prepare(state.tree, state.params, cache, leaves, expansion,
-                                 history_length)
+    def prepare(state, cache, leaves, expansion):
+        return step.prepare(state.tree, state.params, cache, leaves, expansion, history_length)
+
+    # apart: the network inputs read the trees' positions, which ``finish`` then writes
+    # (read in the loop body itself, XLA would copy the trees every step)
+    prepared, net = step.apart(bound >= 0, prepare, state, cache, leaves, expansion)
     size = net.temperature.shape[0]
     branches = [lambda n: step.no_outputs(size)] + [
         (lambda n, rows=rows: step.network(apply_fn, model_params, n, rows)) for rows in buckets]

@@ -80,6 +80,7 @@ class ExpandRequest(NamedTuple):
 class _Descent(NamedTuple):
     node: chex.Array  # int32
     slot: chex.Array  # int32 pool index of the chosen edge, -1 at a terminal node
+    child: chex.Array  # int32 the chosen edge's child (-1: none; meaningless at a terminal)
     depth: chex.Array  # int32
     done: chex.Array  # bool
 
@@ -125,10 +126,11 @@ def _descend(tree: Tree, params: SearchParams, bits: chex.Array,
         child = edges.child[slot]
         stop = term | (child < 0) | (tree.visits[jnp.maximum(child, 0)] == 0)
         return _Descent(node=jnp.where(stop, c.node, child),
-                        slot=jnp.where(term, -1, edges.start + slot),
+                        slot=jnp.where(term, -1, edges.start + slot), child=child,
                         depth=jnp.where(stop, c.depth, c.depth + 1), done=stop)
 
-    start = _Descent(node=jnp.int32(0), slot=jnp.int32(-1), depth=jnp.int32(0),
+    start = _Descent(node=jnp.int32(0), slot=jnp.int32(-1), child=jnp.int32(-1),
+                     depth=jnp.int32(0),
                      done=jnp.bool_(False))
     return jax.lax.while_loop(lambda c: ~c.done, body, start)
 
@@ -200,7 +202,9 @@ def gather(tree: Tree, params: SearchParams, quota: chex.Array,
                          lambda: jax.vmap(lambda t, p, x: _descend(t, p, x, None, shortcuts))(
                              view, params, bits))
         term = d.slot < 0
-        child = g.child[b, jnp.maximum(d.slot, 0)]
+        # the descent's own read of the child (read here from ``g.child``, XLA would copy
+        # the pool at every descent: ``step.apart``)
+        child = d.child
         collision = active & ~term & (child >= 0)
         new = active & ~term & (child < 0)
         term = active & term

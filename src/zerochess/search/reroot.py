@@ -57,8 +57,9 @@ ADVANCE_TAG = 0xADA  # folded into a tree's key at each advance: the next search
 NOISE_TAG = 0x0D1  # the key's branch for root noise (shared with ``loop.write_roots``)
 
 # Tree fields that are not per-node arrays (everything else in ``Tree`` is [N, ...]).
-_TREE_LEVEL = frozenset({"edges", "root_prior", "node_count", "edge_count", "full", "dropped",
-                         "simulations", "draws", "rng_key", "root_history", "stats"})
+_TREE_LEVEL = frozenset({"edges", "root_prior", "node_count", "edge_count", "full",
+                         "has_frozen", "dropped", "simulations", "draws", "rng_key",
+                         "root_history", "stats"})
 
 
 def next_key(key: chex.Array) -> chex.Array:
@@ -210,7 +211,8 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
             & (nodes["num_legal"] > 0))
     odd = nodes["depth"] % 2 == 1
 
-    def block(b, edges):
+    def block(b, carry):
+        edges, has_frozen = carry
         p = b * EDGE_BLOCK + jnp.arange(EDGE_BLOCK, dtype=jnp.int32)
         owner = jnp.minimum(jnp.searchsorted(ends, p, side="right"), n - 1).astype(jnp.int32)
         live = p < edge_count
@@ -227,18 +229,20 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
         for name in edges.keys():  # pool fields added later move with their edges too
             if name not in values:
                 values[name] = getattr(tree.edges, name)[old_p]
-        return edges.replace(**{name: getattr(edges, name).at[p].set(
+        edges = edges.replace(**{name: getattr(edges, name).at[p].set(
             values[name].astype(getattr(edges, name).dtype), mode="drop")
             for name in edges.keys()})
+        return edges, has_frozen | jnp.any(values["frozen"] > 0)
 
     empty = tree.edges.replace(
         move=jnp.full_like(tree.edges.move, -1), prior=jnp.zeros_like(tree.edges.prior),
         child=jnp.full_like(tree.edges.child, -1), frozen=jnp.zeros_like(tree.edges.frozen))
     blocks = (edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
-    edges = jax.lax.fori_loop(0, jnp.minimum(blocks, -(-pool // EDGE_BLOCK)), block, empty)
+    edges, has_frozen = jax.lax.fori_loop(0, jnp.minimum(blocks, -(-pool // EDGE_BLOCK)),
+                                          block, (empty, jnp.bool_(False)))
     nodes["edge_start"] = jnp.where(has_edges, starts, 0).astype(jnp.int32)
     tree = tree.replace(**nodes, edges=edges, node_count=count,
-                        edge_count=edge_count.astype(jnp.int32))
+                        edge_count=edge_count.astype(jnp.int32), has_frozen=has_frozen)
     return tree, shift.astype(jnp.int32)
 
 

@@ -230,7 +230,7 @@ def batch_shortcuts(tree: Tree, params: SearchParams) -> BatchShortcuts:
     filters = jnp.any(params.move_avoid > 0) | jnp.any(params.move_allow_until > 0)
     plain = jnp.all((params.hybrid_mode == 0) & (params.hybrid_ratio == 1.0)
                     & (params.sc_temperature == 1.0))
-    frozen = jnp.where(jnp.any(tree.edges.frozen > 0),
+    frozen = jnp.where(jnp.any(tree.has_frozen),
                        jnp.where(plain, PLAIN_SAMPLING, ANY_SAMPLING), NO_FROZEN)
     return BatchShortcuts(filters=filters, frozen=frozen.astype(jnp.int32))
 

@@ -315,17 +315,18 @@ def _backup(tree: Tree, params: SearchParams, start: chex.Array, add: chex.Array
             counts, mode="drop")
 
     def freeze_walk(c):
-        cur, frozen = c
+        cur, frozen, has_frozen = c
         hits = crossing(cur)
         frozen = jax.lax.cond(hits.any(), freeze, lambda f, *_: f, frozen, cur, hits)
-        return jnp.where(cur >= 0, tree.parent[b, jnp.maximum(cur, 0)], -1), frozen
+        return (jnp.where(cur >= 0, tree.parent[b, jnp.maximum(cur, 0)], -1), frozen,
+                has_frozen | hits.any(axis=-1))
 
-    frozen = jax.lax.cond(
+    frozen, has_frozen = jax.lax.cond(
         jnp.any(params.n_scl < INFINITE_NSCL),
-        lambda f: jax.lax.while_loop(lambda c: jnp.any(c[0] >= 0), freeze_walk,
-                                     (jnp.where(add > 0, start, -1), f))[1],
-        lambda f: f, tree.edges.frozen)
-    return tree.replace(edges=tree.edges.replace(frozen=frozen))
+        lambda f, h: jax.lax.while_loop(lambda c: jnp.any(c[0] >= 0), freeze_walk,
+                                        (jnp.where(add > 0, start, -1), f, h))[1:],
+        lambda f, h: (f, h), tree.edges.frozen, tree.has_frozen)
+    return tree.replace(edges=tree.edges.replace(frozen=frozen), has_frozen=has_frozen)
 
 
 def child_bounds(tree: Tree, node: chex.Array) -> tuple[chex.Array, chex.Array, chex.Array]:
@@ -353,69 +354,97 @@ def child_bounds(tree: Tree, node: chex.Array) -> tuple[chex.Array, chex.Array, 
     return (-hi).astype(jnp.int8), (-lo).astype(jnp.int8), m.astype(jnp.int16)
 
 
+def apart(pred: chex.Array, fn: Callable, *operands: Any) -> Any:
+    """``fn(*operands)`` as a computation of its own: an XLA conditional on ``pred``, which
+    must be true (both branches are ``fn``; a constant would be folded away).
+
+    XLA fuses a read of a loop-carried array into each op that uses the value read. When
+    one of those ops writes another array in place, XLA cannot order it before the write
+    of the array read, and copies that array whole at every trip of the loop. Reads made
+    inside a conditional stay there, and its results are ready before any later write.
+    """
+    return jax.lax.cond(pred, fn, fn, *operands)
+
+
 class _Rebound(NamedTuple):
-    """``rebound_path``'s loop carry: the walk up one path and the arrays it rewrites."""
+    """``rebound_paths``' loop carry: the walks up one path per tree and the arrays they
+    rewrite, [B]."""
 
-    node: chex.Array  # int32 the node being re-bounded (-1: past the root)
-    wl: chex.Array  # float32 change of the W-L sum to add at ``node``
-    d: chex.Array  # float32 change of the draw sum
-    m: chex.Array  # float32 change of the moves-left sum
-    lower: chex.Array  # int8 [N]
-    upper: chex.Array  # int8 [N]
-    plies: chex.Array  # int16 [N]
-    wl_sum: chex.Array  # float32 [N]
-    d_sum: chex.Array  # float32 [N]
-    m_sum: chex.Array  # float32 [N]
+    node: chex.Array  # int32 [B] the node being re-bounded (-1: past the root)
+    wl: chex.Array  # float32 [B] change of the W-L sum to add at ``node``
+    d: chex.Array  # float32 [B] change of the draw sum
+    m: chex.Array  # float32 [B] change of the moves-left sum
+    lower: chex.Array  # int8 [B, N]
+    upper: chex.Array  # int8 [B, N]
+    plies: chex.Array  # int16 [B, N]
+    wl_sum: chex.Array  # float32 [B, N]
+    d_sum: chex.Array  # float32 [B, N]
+    m_sum: chex.Array  # float32 [B, N]
 
 
-def rebound_path(tree: Tree, start: chex.Array) -> Tree:
-    """Re-bound the nodes from ``start`` (scalar, -1: none) up to the root of one tree.
+def rebound_paths(tree: Tree, start: chex.Array) -> Tree:
+    """Re-bound the nodes from ``start`` [B] (-1: none) up to the root of each tree [B].
 
     A node that becomes proven takes its exact value for all its visits (lc0's
     ``MakeTerminal``; its M becomes its ``plies``), and the change is added to its
     ancestors (lc0's ``AdjustForTerminal``), so their Q and M stay the means of their
-    subtrees' values."""
+    subtrees' values.
+
+    The trees walk in lockstep (a tree past its root writes nothing): a ``vmap``-ed
+    walk per tree would carry every tree's arrays through ``select`` at each level."""
+    b = jnp.arange(tree.batch_size)
+    num_nodes = tree.num_nodes
+
+    def reads(c: _Rebound) -> tuple[chex.Array, ...]:
+        safe = jnp.maximum(c.node, 0)
+        view = tree.replace(lower=c.lower, upper=c.upper, plies=c.plies)
+        lo, hi, m = jax.vmap(child_bounds)(view, safe)
+        return (c.wl_sum[b, safe], c.d_sum[b, safe], c.m_sum[b, safe], lo, hi, m,
+                c.lower[b, safe] != c.upper[b, safe], c.plies[b, safe])
 
     def body(c: _Rebound) -> _Rebound:
         cur, cwl, cd, cm, lower, upper, plies, wl_sum, d_sum, m_sum = c
-        wl_sum = wl_sum.at[cur].add(cwl)
-        d_sum = d_sum.at[cur].add(cd)
-        m_sum = m_sum.at[cur].add(cm)
-        view = tree.replace(lower=lower, upper=upper, plies=plies)
-        lo, hi, m = child_bounds(view, cur)
-        newly = (lo == hi) & (lower[cur] != upper[cur])
-        visits = tree.visits[cur].astype(jnp.float32)
+        safe = jnp.maximum(cur, 0)
+        idx = jnp.where(cur >= 0, cur, num_nodes)  # out of range: nothing written
+        # the loop runs while some tree walks, so ``apart`` reads
+        old_wl, old_d, old_m, lo, hi, m, open_, old_plies = apart(jnp.any(cur >= 0), reads, c)
+        here_wl, here_d, here_m = old_wl + cwl, old_d + cd, old_m + cm
+        newly = (lo == hi) & open_
+        visits = tree.visits[b, safe].astype(jnp.float32)
         value_wl, value_d = proven_value(lo)
-        dwl = jnp.where(newly, value_wl * visits - wl_sum[cur], 0.0)
-        dd = jnp.where(newly, value_d * visits - d_sum[cur], 0.0)
-        dm = jnp.where(newly, m.astype(jnp.float32) * visits - m_sum[cur], 0.0)
-        wl_sum = wl_sum.at[cur].add(dwl)
-        d_sum = d_sum.at[cur].add(dd)
-        m_sum = m_sum.at[cur].add(dm)
-        lower = lower.at[cur].set(lo)
-        upper = upper.at[cur].set(hi)
-        plies = plies.at[cur].set(jnp.where(lo == hi, m, plies[cur]))
-        return _Rebound(tree.parent[cur], -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
+        dwl = jnp.where(newly, value_wl * visits - here_wl, 0.0)
+        dd = jnp.where(newly, value_d * visits - here_d, 0.0)
+        dm = jnp.where(newly, m.astype(jnp.float32) * visits - here_m, 0.0)
+        wl_sum = wl_sum.at[b, idx].set(here_wl + dwl, mode="drop")
+        d_sum = d_sum.at[b, idx].set(here_d + dd, mode="drop")
+        m_sum = m_sum.at[b, idx].set(here_m + dm, mode="drop")
+        lower = lower.at[b, idx].set(lo, mode="drop")
+        upper = upper.at[b, idx].set(hi, mode="drop")
+        plies = plies.at[b, idx].set(jnp.where(lo == hi, m, old_plies), mode="drop")
+        up = jnp.where(cur >= 0, tree.parent[b, safe], -1)
+        return _Rebound(up, -(cwl + dwl), cd + dd, cm + dm, lower, upper, plies,
                         wl_sum, d_sum, m_sum)
 
-    zero = jnp.float32(0.0)
+    zero = jnp.zeros(tree.batch_size, jnp.float32)
     init = _Rebound(start, zero, zero, zero, tree.lower, tree.upper, tree.plies, tree.wl_sum,
                     tree.d_sum, tree.m_sum)
-    out = jax.lax.while_loop(lambda c: c.node >= 0, body, init)
+    out = jax.lax.while_loop(lambda c: jnp.any(c.node >= 0), body, init)
     return tree.replace(lower=out.lower, upper=out.upper, plies=out.plies, wl_sum=out.wl_sum,
                         d_sum=out.d_sum, m_sum=out.m_sum)
+
+
+def rebound_path(tree: Tree, start: chex.Array) -> Tree:
+    """``rebound_paths`` of one (unbatched) tree from ``start`` (scalar)."""
+    one = rebound_paths(jax.tree.map(lambda x: x[None], tree), start[None])
+    return jax.tree.map(lambda x: x[0], one)
 
 
 def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
     """Certainty propagation after a step: re-bound every path from ``start`` [B, L]
     (the parents of the step's new game ends; -1: none) to the root, one row at a time
     (so a node changed by one row is read by the next)."""
-
-    def per_tree(t: Tree, rows: chex.Array) -> Tree:
-        return jax.lax.fori_loop(0, rows.shape[0],
-                                 lambda i, tt: rebound_path(tt, rows[i]), t)
-
-    return jax.vmap(per_tree)(tree, start)
+    return jax.lax.fori_loop(0, start.shape[1],
+                             lambda i, t: rebound_paths(t, start[:, i]), tree)
 
 
 def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,

@@ -114,6 +114,9 @@ class Tree:
     node_count: chex.Array  # int32 [B] nodes allocated
     edge_count: chex.Array  # int32 [B] pool entries used
     full: chex.Array  # bool [B] the edge pool could not take a node's edges: no new nodes
+    has_frozen: chex.Array  # bool [B] some edge holds a frozen count (search-contempt), so
+    #                         selection must look for frozen nodes (a per-step scan of
+    #                         the pool would cost as much as the rest of a large tree's step)
     dropped: chex.Array  # int32 [B] simulations skipped because the tree was full
     simulations: chex.Array  # int32 [B] simulations started (collisions excluded)
     draws: chex.Array  # int32 [B] descents started, collisions included (random stream index)
@@ -196,6 +199,7 @@ def empty_tree(batch_size: int, num_nodes: int,
         node_count=full((b,), 1, jnp.int32),
         edge_count=full((b,), 0, jnp.int32),
         full=full((b,), False, jnp.bool_),
+        has_frozen=full((b,), False, jnp.bool_),
         dropped=full((b,), 0, jnp.int32),
         simulations=full((b,), 0, jnp.int32),
         draws=full((b,), 0, jnp.int32),
