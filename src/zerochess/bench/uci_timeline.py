@@ -23,6 +23,8 @@ same positions with ``go movetime T`` for every T of ``--movetimes`` (default 10
 - zerochess's timeline (``zerochess.uci.timeline``): per search, go to the tree ready,
   go to the first playout, the steady-state playout rate, deadline to ``bestmove``, and
   the time of each kind of work; the figures are medians over the searches;
+- ``--tree-nodes N``: zerochess's ``MaxTreeNodes`` (default 16,384, the match configs';
+  0: the engine's own default, 65,536 nodes on a CPU);
 - ``--baseline-src DIR``: a third engine, zerochess from the sources in DIR (e.g. an
   export of an earlier commit's ``src``), interleaved the same way: before and after on
   one machine at one time (the only fair before/after on a shared machine).
@@ -225,6 +227,8 @@ def main(args: Any) -> int:
         raise UserError("bench --uci: the fresh mode takes the games in turn and needs "
                         f"--games 2 or more, got {games_n}")
     threads = getattr(args, "lc0_threads", None) or LC0_THREADS
+    tree_nodes = getattr(args, "tree_nodes", None)
+    tree_nodes = TREE_NODES if tree_nodes is None else tree_nodes
     head = record.header("uci_timeline", [maia], getattr(args, "note", None))
     record.print_header(head)
     from zerochess.neural import load_model
@@ -239,11 +243,11 @@ def main(args: Any) -> int:
         engines: dict[str, chess.engine.SimpleEngine] = {}
         try:
             t0 = time.perf_counter()
-            engines["zerochess"] = _zerochess_engine(timelines["zerochess"], TREE_NODES)
+            engines["zerochess"] = _zerochess_engine(timelines["zerochess"], tree_nodes)
             ready_s = time.perf_counter() - t0
             if baseline:
                 timelines["baseline"] = str(Path(tmp) / "baseline.jsonl")
-                engines["baseline"] = _zerochess_engine(timelines["baseline"], TREE_NODES,
+                engines["baseline"] = _zerochess_engine(timelines["baseline"], tree_nodes,
                                                         src=baseline)
             if use_lc0:
                 engines["lc0"] = _lc0_engine(lc0_path, maia, threads)
@@ -254,7 +258,7 @@ def main(args: Any) -> int:
                 engine.quit()
     figures.update({"movetimes_ms": list(movetimes), "modes": list(modes), "games": games_n,
                     "plies": plies, "lc0_threads": threads if use_lc0 else None,
-                    "tree_nodes": TREE_NODES, "zerochess_ready_s": ready_s,
+                    "tree_nodes": tree_nodes, "zerochess_ready_s": ready_s,
                     "positions": [[b.fen() for b in line] for line in games],
                     "baseline_src": baseline})
     if getattr(args, "json", None):

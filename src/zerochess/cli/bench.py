@@ -77,6 +77,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     u.add_argument("--lc0-threads", type=int, default=None, metavar="T",
                    help="lc0's Threads (default 2)")
     u.add_argument("--no-lc0", action="store_true", help="zerochess alone (no lc0 installed)")
+    u.add_argument("--tree-nodes", type=int, default=None, metavar="N",
+                   help="zerochess's MaxTreeNodes (default 16,384, as "
+                        "configs/match_uci_vs_lc0.yaml; 0: the engine's own default, 65,536 "
+                        "on a CPU)")
     u.add_argument("--baseline-src", metavar="DIR",
                    help="also run zerochess from the sources in DIR (holding zerochess/), "
                         "interleaved: a before/after comparison on one machine at one time")
@@ -116,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
                               ("--lc0-threads", args.lc0_threads, 128)):
         if value is not None:
             as_count(value, name, 1, most)
+    if getattr(args, "tree_nodes", None) is not None:
+        as_count(args.tree_nodes, "--tree-nodes", 0, 2**30)
     from zerochess import bench  # jax: loaded when it runs
 
     return bench.main(args)
