@@ -172,8 +172,8 @@ def _revert(tree: Tree, root: chex.Array, removed: chex.Array) -> Tree:
 EDGE_BLOCK = 2048  # pool entries re-packed per loop iteration (see ``_compact``)
 
 
-def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
-             ) -> tuple[Tree, chex.Array]:
+def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array,
+             blocks: chex.Array) -> tuple[Tree, chex.Array]:
     """The ``kept`` nodes (``root``'s subtree) moved to the front, ``root`` first, their
     edges re-packed and their search-contempt frozen counts set for the new parity (the
     module docstring); returns the tree and the plies its depths were shifted by.
@@ -237,7 +237,9 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
     empty = tree.edges.replace(
         move=jnp.full_like(tree.edges.move, -1), prior=jnp.zeros_like(tree.edges.prior),
         child=jnp.full_like(tree.edges.child, -1), frozen=jnp.zeros_like(tree.edges.frozen))
-    blocks = (edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
+    # ``blocks`` covers the batch's largest tree before the move (at least the kept one):
+    # a bound of the batch, not of this tree, so that under ``vmap`` the loop does not
+    # carry the whole pool through ``select`` at every block
     edges, has_frozen = jax.lax.fori_loop(0, jnp.minimum(blocks, -(-pool // EDGE_BLOCK)),
                                           block, (empty, jnp.bool_(False)))
     nodes["edge_start"] = jnp.where(has_edges, starts, 0).astype(jnp.int32)
@@ -247,7 +249,7 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array
 
 
 def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: chex.Array,
-           plies: chex.Array, history: RootHistory
+           plies: chex.Array, history: RootHistory, blocks: chex.Array | None = None
            ) -> tuple[Tree, chex.Array, chex.Array, chex.Array]:
     """Advance one tree by ``moves`` (see the module docstring).
 
@@ -258,6 +260,9 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
       moves: int16 [P] lc0 1858 indices of the moves played from the root, -1 padded.
       plies: int32 scalar, moves used (0..P; -1: leave the tree as it is).
       history: the new root's ``RootHistory`` (the host's, as ``init`` builds it).
+      blocks: int32 scalar, pool blocks of ``EDGE_BLOCK`` entries to re-pack, at least
+        this tree's ``edge_count`` (default: exactly those; ``advance_state`` passes the
+        batch's largest, the same for every tree).
 
     Returns:
       ``(tree, root_policy, ok, key)``: the rerooted tree and its root's raw policy
@@ -269,7 +274,9 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
     kept = subtree(tree, root)
     stale = stale_two_folds(tree, kept, above)
     reverted = _revert(tree, root, stale)
-    new, shift = _compact(reverted, root, kept & ~stale, params.n_scl)
+    if blocks is None:
+        blocks = (tree.edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
+    new, shift = _compact(reverted, root, kept & ~stale, params.n_scl, blocks)
 
     # ancestors of the removed two-folds lose any proof that needed them
     parents = jnp.where(stale, tree.parent, -1)
@@ -313,8 +320,9 @@ def advance_state(state: Any, moves: chex.Array, plies: chex.Array, history: Roo
     """``reroot`` of every tree of a ``loop.SearchState`` [B] (``moves`` int16 [B, P],
     ``plies`` int32 [B], ``history`` [B]); returns the state, ``ok`` bool [B] and the
     trees' next keys uint32 [B, 2] (for the trees to start afresh where not ``ok``)."""
-    tree, policy, ok, key = jax.vmap(reroot)(state.tree, state.params, state.root_policy,
-                                             moves, plies, history)
+    blocks = (jnp.max(state.tree.edge_count) + EDGE_BLOCK - 1) // EDGE_BLOCK
+    tree, policy, ok, key = jax.vmap(reroot, in_axes=(0, 0, 0, 0, 0, 0, None))(
+        state.tree, state.params, state.root_policy, moves, plies, history, blocks)
     moved = ok & (plies >= 0)  # a new search: the KLD-gain stopper starts over (lc0)
     return (state.replace(tree=tree, root_policy=policy,
                           stopped=jnp.where(moved, False, state.stopped),
