@@ -117,3 +117,41 @@ def test_the_check_finds_a_copy_in_a_loop():
     text = jax.jit(loop, donate_argnums=(0, 1)).lower(
         jnp.zeros(n), jnp.zeros(n)).compile().as_text()
     assert loop_copies(text, {n})
+
+
+@pytest.mark.tier2  # compiles the device search's program (about a minute)
+def test_the_device_search_step_copies_no_pool_or_boards():
+    """The device-rules search runs every step in one ``while_loop``; its body may copy
+    neither the edge pool nor the boards (it copied 17 tree arrays per step before
+    ``step.apart``). It copies one node array: search-contempt freezing compares each
+    node's visits before and after the backup (``step._backup``), and one more copy of
+    an int32 node array that this test tolerates, found but not yet removed."""
+    from zerochess import program_store
+    from zerochess.neural import load_model
+    from zerochess.search.api import Searcher
+
+    searcher = Searcher(load_model("builtin"), max_nodes=1031, leaves_per_step=4,
+                        rules="device", shards=1)
+    seen: list = []
+    call = program_store.Program.__call__
+
+    def record(self, *args, **kwargs):
+        if self.name.endswith("run_steps") and not seen:
+            seen.append((self, jax.tree.map(
+                lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype) if hasattr(x, "shape") else x,
+                args), kwargs))
+        return call(self, *args, **kwargs)
+
+    program_store.Program.__call__ = record
+    try:
+        state = searcher.run(searcher.init([chess.Board()], SearchConfig(), seed=0), 24).shards[0]
+    finally:
+        program_store.Program.__call__ = call
+    assert seen, "the device search ran no run_steps program"
+    program, args, kwargs = seen[0]
+    hlo = program.lower(*args, **kwargs).compile().as_text()
+    nodes, pool = state.tree.num_nodes, state.tree.edges.child.shape[-1]
+    copies = loop_copies(hlo, {nodes, pool})
+    assert not loop_copies(hlo, {pool}), copies
+    assert not [c for c in copies if f"[1,{nodes},64]" in c], copies
+    assert len(copies) <= 2 and all(f"s32[1,{nodes}]" in c for c in copies), copies

@@ -15,6 +15,8 @@ point so that a busy machine slows every source alike:
   at L = 16 (the engine's leaves per step); the built-in evaluator on device rules at
   L = 16, and at L = 256 (issue 29's one-position point).
 
+``TREE_CAPACITY_RULES=device`` (or ``host``) keeps the rows of those rules only.
+
 The record holds every point and the machine header.
 """
 
@@ -77,7 +79,10 @@ def main() -> int:
     head["command"] = "python " + " ".join(sys.argv)
     record.print_header(head)
     points = []
+    only = os.environ.get("TREE_CAPACITY_RULES")
     for model, rules, leaves, sims in ROWS:
+        if only and rules != only:
+            continue
         for nodes in NODES:
             for src in sources:
                 args = [model, rules, leaves, sims, nodes, REPEATS]

@@ -27,7 +27,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import chex
 import jax
@@ -175,26 +175,46 @@ def write_roots(state: SearchState, slots: chex.Array, roots: RootInputs, params
                          kld_visits=row(state.kld_visits, 0), kld_nodes=row(state.kld_nodes, 0))
 
 
-def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array) -> chex.Array:
-    """lc0's ``SmartPruningStopper`` on one tree's node budget (bool scalar; never with
-    ``smart_pruning`` 0): at most one non-losing root move, a root move proven won, or
-    the most visited root move ahead of the runner-up by more than the simulations left
-    divided by the factor (lc0's ``remaining playouts / SmartPruningFactor``)."""
+class RootRace(NamedTuple):
+    """What ``smart_pruning_stop`` reads of one tree's root moves (scalars)."""
+
+    first: chex.Array  # int32 the most visited root move's visits
+    second: chex.Array  # int32 the runner-up's (a tie gives the same count twice)
+    win: chex.Array  # bool a root move is proven won
+    losing: chex.Array  # int32 root moves proven lost
+    num_legal: chex.Array  # int16 the root's legal moves
+
+
+def root_race(tree: Tree) -> RootRace:
+    """The root moves' completed visits and proofs of one tree. A gather leaves them as
+    they are (it gives only new children, which have no visits, and no proof counts
+    without visits), so one reading serves before and after it."""
     edges = node_edges(tree, jnp.int32(0))
     safe = jnp.maximum(edges.child, 0)
     visits = jnp.where(edges.child >= 0, tree.visits[safe], 0)
     proven = (visits > 0) & (tree.lower[safe] == tree.upper[safe])
-    win = jnp.any(proven & (tree.lower[safe] == 1))
-    losing = jnp.sum(proven & (tree.lower[safe] == -1))
     # the two largest counts (a tie gives the same count twice), without a sort
     best = jnp.argmax(visits)
-    first = visits[best]
-    second = jnp.max(jnp.where(jnp.arange(visits.shape[0]) == best, -1, visits))
+    return RootRace(first=visits[best],
+                    second=jnp.max(jnp.where(jnp.arange(visits.shape[0]) == best, -1, visits)),
+                    win=jnp.any(proven & (tree.lower[safe] == 1)),
+                    losing=jnp.sum(proven & (tree.lower[safe] == -1)),
+                    num_legal=tree.num_legal[0])
+
+
+def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array,
+                       race: RootRace | None = None) -> chex.Array:
+    """lc0's ``SmartPruningStopper`` on one tree's node budget (bool scalar; never with
+    ``smart_pruning`` 0): at most one non-losing root move, a root move proven won, or
+    the most visited root move ahead of the runner-up by more than the simulations left
+    divided by the factor (lc0's ``remaining playouts / SmartPruningFactor``); ``race``:
+    ``root_race(tree)`` if already read."""
+    race = root_race(tree) if race is None else race
     factor = params.smart_pruning
     remaining = (limit - tree.simulations).astype(jnp.float32) / jnp.maximum(factor, 1e-6)
-    decided = ((tree.num_legal[0] <= losing + 1) | win
-               | ((first - second).astype(jnp.float32) > remaining))
-    return (factor > 0) & (tree.num_legal[0] > 0) & decided
+    decided = ((race.num_legal <= race.losing + 1) | race.win
+               | ((race.first - race.second).astype(jnp.float32) > remaining))
+    return (factor > 0) & (race.num_legal > 0) & decided
 
 
 def kld_gain(prev_visits: chex.Array, prev_nodes: chex.Array, visits: chex.Array,
@@ -251,10 +271,14 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
         lambda: (jnp.zeros_like(state.stopped), state.kld_visits, state.kld_nodes))
     state = state.replace(stopped=state.stopped | kld_stop, kld_visits=kld_visits,
                           kld_nodes=kld_nodes)
-    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
+    # the root race is read once, before the gather, and ``apart`` (every tree holds its
+    # root): read after it, or fused into the check after it, it would make XLA copy the
+    # trees at every step of the device search's loop
+    race = step.apart(jnp.all(tree.node_count > 0), jax.vmap(root_race), tree)
+    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit, race)
     left = jnp.where(stop, 0, limit - tree.simulations)
     tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)
-    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit)
+    stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit, race)
     left = jnp.where(stop, 0, jnp.maximum(limit - tree.simulations, 0))
     return (state.replace(tree=tree), leaves, expand_request(tree, leaves, params.mate_check),
             left)
