@@ -62,6 +62,8 @@ def test_null_timeline_records_nothing():
 def test_bad_settings_are_one_line_errors(tmp_path, capsys):
     for argv, what in ((["bench", "--uci", "--movetimes", "0"], "--movetimes"),
                        (["bench", "--uci", "--games", "0"], "--games"),
+                       (["bench", "--uci", "--tree-nodes", "-5"], "--tree-nodes"),
+                       (["bench", "--uci", "--tree-nodes", str(2**31)], "--tree-nodes"),
                        (["uci", "--timeline", str(tmp_path / "no" / "dir" / "t.jsonl")],
                         "--timeline")):
         assert main(argv) == 2
