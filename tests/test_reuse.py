@@ -5,6 +5,7 @@ search continuing after the advance, restarts, and no recompilation."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -326,11 +327,13 @@ def test_frozen_counts_follow_the_parity(searcher):
 
 
 def frozen_flags(batch) -> tuple[list[bool], list[bool]]:
-    """Each tree's ``has_frozen`` (what selection's shortcut reads) and whether its pool
-    holds a frozen count."""
+    """Each tree's ``has_frozen`` (what selection's shortcut reads) and whether the used
+    part of its pool (entries before ``edge_count``; those past it are stale) holds a
+    frozen count."""
     tree = jax.device_get(batch.shards[0].tree)
     return ([bool(x) for x in tree.has_frozen],
-            [bool((row > 0).any()) for row in tree.edges.frozen])
+            [bool((row[:count] > 0).any())
+             for row, count in zip(tree.edges.frozen, tree.edge_count, strict=True)])
 
 
 def test_the_frozen_flag_follows_the_frozen_counts(searcher):
@@ -428,6 +431,72 @@ def test_move_outside_the_tree_restarts_like_init(searcher):
         np.testing.assert_allclose(got.q, want.q, rtol=1e-5)
         assert got.reused_visits == 0 and got.playouts == want.playouts
         assert got.best_move == want.best_move
+
+
+def _with_tree(batch, tree):
+    """``batch`` with its one shard's trees replaced by ``tree`` (host arrays)."""
+    state = batch.shards[0].replace(tree=jax.device_put(tree))
+    return dataclasses.replace(batch, shards=(state,))
+
+
+def _fill_past(arr: np.ndarray, end: int, value) -> np.ndarray:
+    out = np.array(arr)
+    out[:, end:] = value
+    return out
+
+
+def test_advance_leaves_the_unused_pool_alone(searcher):
+    """The pool is re-packed in place up to its used entries: entries past every tree's
+    ``edge_count`` are neither read nor written (they were cleared before: a pass over the
+    whole pool, 2.6M entries per tree at the UCI engine's default size)."""
+    board = chess.Board(OPENING)
+    batch = searcher.run(searcher.init([board, board], seed=4), 100)
+    tree = jax.device_get(batch.shards[0].tree)
+    end = int(tree.edge_count.max())
+    marks = {"move": 1234, "prior": 0.5, "child": 777, "frozen": 99}
+    tree = tree.replace(edges=tree.edges.replace(**{
+        name: _fill_past(getattr(tree.edges, name), end, value)
+        for name, value in marks.items()}))
+    batch = _with_tree(batch, tree)
+    line = best_line(batch, searcher, 0, 1)
+    expect, rank, _, _, _ = reference_reroot(host_tree(batch, 0), board, line, None)
+    new = searcher.advance(batch, [line, []])
+    after = jax.device_get(new.shards[0].tree)
+    for name, value in marks.items():
+        assert (np.asarray(getattr(after.edges, name))[:, end:] == value).all(), name
+    # and the tree was rerooted from the marked pool as from any other
+    check_against_reference(host_tree(new, 0), expect, rank)
+
+
+def test_a_run_that_would_move_up_the_pool_restarts_the_tree(searcher):
+    """In-place re-packing needs every kept node's edge run to move down the pool or stay:
+    runs are allocated in node order, so every tree a search makes keeps it. A tree that
+    breaks it (two runs swapped; the tree is otherwise the same) is not re-packed from a
+    half-written pool: the advance starts it afresh, as for a move outside the tree."""
+    board = chess.Board(OPENING)
+    batch = searcher.run(searcher.init([board, board], seed=4), 100)
+    before = searcher.results(batch)
+    tree = jax.device_get(batch.shards[0].tree)
+    expanded = [i for i in range(1, int(tree.node_count[0]))
+                if tree.status[0, i] == GameStatus.ONGOING and tree.visits[0, i] > 0]
+    a, b = next((a, b) for a in expanded for b in expanded
+                if a < b and tree.num_legal[0, a] == tree.num_legal[0, b])
+    starts = np.array(tree.edge_start)
+    run_a = slice(int(starts[0, a]), int(starts[0, a]) + int(tree.num_legal[0, a]))
+    run_b = slice(int(starts[0, b]), int(starts[0, b]) + int(tree.num_legal[0, b]))
+    assert run_a.start < run_b.start  # allocated in node order
+    starts[0, a], starts[0, b] = run_b.start, run_a.start
+
+    def swapped(arr):
+        out = np.array(arr)
+        out[0, run_a], out[0, run_b] = np.array(arr)[0, run_b], np.array(arr)[0, run_a]
+        return out
+
+    tree = tree.replace(edge_start=starts, edges=jax.tree.map(swapped, tree.edges))
+    new = searcher.advance(_with_tree(batch, tree), [[], []])
+    got = searcher.results(new)
+    assert got[0].reused_visits == 0 and got[0].root_visits == 1  # started afresh
+    assert got[1].reused_visits == before[1].root_visits  # the other tree kept whole
 
 
 def test_bad_moves_are_clear_errors(searcher):

@@ -49,7 +49,7 @@ import jax.numpy as jnp
 
 from zerochess.chess.types import GameStatus, RootHistory
 from zerochess.search.config import SearchParams
-from zerochess.search.step import rebound_path
+from zerochess.search.step import apart, rebound_path, rebound_paths
 from zerochess.search.tree import PRIOR_DTYPE, K, Tree, node_edges
 
 MAX_PLIES = 8  # moves one advance can follow; longer jumps start a new tree
@@ -124,11 +124,10 @@ def subtree(tree: Tree, root: chex.Array) -> chex.Array:
     lift = tree.depth.astype(jnp.int32) - tree.depth[root].astype(jnp.int32)
     up = jnp.where(tree.parent >= 0, tree.parent, index)
 
-    def lift_bit(bit, carry):
-        node, up = carry
-        return jnp.where((lift >> bit) & 1 == 1, up[node], node), up[up]
-
-    node, _ = jax.lax.fori_loop(0, 16, lift_bit, (index, up))  # depths are int16
+    node = index
+    for bit in range(16):  # depths are int16; unrolled: a loop would copy ``up`` each trip
+        node = jnp.where((lift >> bit) & 1 == 1, up[node], node)
+        up = up[up] if bit < 15 else up
     return used & (lift >= 0) & (node == root)
 
 
@@ -173,15 +172,24 @@ EDGE_BLOCK = 2048  # pool entries re-packed per loop iteration (see ``_compact``
 
 
 def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array,
-             blocks: chex.Array) -> tuple[Tree, chex.Array]:
+             blocks: chex.Array, write: chex.Array
+             ) -> tuple[Tree, chex.Array, chex.Array]:
     """The ``kept`` nodes (``root``'s subtree) moved to the front, ``root`` first, their
     edges re-packed and their search-contempt frozen counts set for the new parity (the
-    module docstring); returns the tree and the plies its depths were shifted by.
+    module docstring); returns the tree, the new root's pool priors as they were (float16
+    [K], read in the re-packing: a read of the pool outside it would make XLA copy the
+    pool), and whether the pool could be re-packed in place (else nothing of it was
+    written).
 
-    The edge pool is re-packed block by block up to the new ``edge_count`` only (a loop of
-    ``EDGE_BLOCK`` entries), so the cost follows the kept tree, not the pool's capacity
-    (a 16,384-node tree holds 655,578 pool entries; a search of a few hundred ms uses a
-    few percent of them). Entries past ``edge_count`` read -1 / 0, as nothing reads them.
+    The pool is re-packed in place, block by block (``EDGE_BLOCK`` entries), up to the new
+    ``edge_count`` only, so the cost follows the kept tree, not the pool's capacity (a
+    16,384-node tree holds 655,578 pool entries; a search of a few hundred ms uses a few
+    percent of them). Entries past ``edge_count`` keep stale values that nothing reads
+    (``loop.write_roots``). In place is safe when no kept node's run moves up the pool: a
+    block then reads only entries at or past its own, which no earlier block wrote. Runs
+    are allocated in node order, so it always holds; where it would not, ``write`` is
+    refused (the caller starts that tree afresh) rather than the pool read half written.
+    Nothing is written where ``write`` is False.
     """
     n = tree.num_nodes
     pool = tree.edges.child.shape[0]
@@ -205,47 +213,95 @@ def _compact(tree: Tree, root: chex.Array, kept: chex.Array, n_scl: chex.Array,
     starts = ends - need
     edge_count = ends[-1]
     old_start = tree.edge_start[src]
+    in_place = jnp.all(~has_edges | (starts <= old_start))
+    write = write & in_place
     # search-contempt: frozen counts live at odd depths of the new tree
     flipped = shift.astype(jnp.int32) % 2 == 1
     over = ((nodes["visits"] - 1 >= n_scl) & (nodes["status"] == GameStatus.ONGOING)
             & (nodes["num_legal"] > 0))
     odd = nodes["depth"] % 2 == 1
+    bound = jnp.minimum(blocks, -(-pool // EDGE_BLOCK))
 
     def block(b, carry):
-        edges, has_frozen = carry
+        edges, has_frozen, first = carry
         p = b * EDGE_BLOCK + jnp.arange(EDGE_BLOCK, dtype=jnp.int32)
         owner = jnp.minimum(jnp.searchsorted(ends, p, side="right"), n - 1).astype(jnp.int32)
         live = p < edge_count
         old_p = jnp.where(live, old_start[owner] + p - starts[owner], 0)
-        child = tree.edges.child[old_p]
-        child_kept = (child >= 0) & kept[jnp.maximum(child, 0)]
-        new_child = jnp.where(live & child_kept, new_index[jnp.maximum(child, 0)], -1)
+        # all reads of the block before any write (``step.apart``; ``b < bound`` holds
+        # inside the loop and is one value for a vmapped batch, so the conditional stays)
+        old = apart(b < bound, lambda e: jax.tree.map(lambda a: a[old_p], e), edges)
+        child_kept = (old.child >= 0) & kept[jnp.maximum(old.child, 0)]
+        new_child = jnp.where(live & child_kept, new_index[jnp.maximum(old.child, 0)], -1)
         child_visits = jnp.where(new_child >= 0, nodes["visits"][jnp.maximum(new_child, 0)], 0)
-        frozen = jnp.where(~odd[owner], 0, jnp.where(
-            flipped, jnp.where(over[owner], child_visits, 0), tree.edges.frozen[old_p]))
-        values = {"move": jnp.where(live, tree.edges.move[old_p], -1),
-                  "prior": jnp.where(live, tree.edges.prior[old_p], 0),
-                  "child": new_child, "frozen": jnp.where(live, frozen, 0)}
-        for name in edges.keys():  # pool fields added later move with their edges too
-            if name not in values:
-                values[name] = getattr(tree.edges, name)[old_p]
-        edges = edges.replace(**{name: getattr(edges, name).at[p].set(
-            values[name].astype(getattr(edges, name).dtype), mode="drop")
-            for name in edges.keys()})
-        return edges, has_frozen | jnp.any(values["frozen"] > 0)
+        frozen = jnp.where(live & odd[owner], jnp.where(
+            flipped, jnp.where(over[owner], child_visits, 0), old.frozen), 0)
+        values = old.replace(child=new_child, frozen=frozen)
+        target = jnp.where(live & write, p, pool)  # out of range: not written
+        edges = jax.tree.map(lambda a, v: a.at[target].set(v.astype(a.dtype), mode="drop"),
+                             edges, values)
+        return edges, has_frozen | jnp.any(frozen > 0), jnp.where(b == 0, old.prior[:K], first)
 
-    empty = tree.edges.replace(
-        move=jnp.full_like(tree.edges.move, -1), prior=jnp.zeros_like(tree.edges.prior),
-        child=jnp.full_like(tree.edges.child, -1), frozen=jnp.zeros_like(tree.edges.frozen))
-    # ``blocks`` covers the batch's largest tree before the move (at least the kept one):
-    # a bound of the batch, not of this tree, so that under ``vmap`` the loop does not
-    # carry the whole pool through ``select`` at every block
-    edges, has_frozen = jax.lax.fori_loop(0, jnp.minimum(blocks, -(-pool // EDGE_BLOCK)),
-                                          block, (empty, jnp.bool_(False)))
+    edges, has_frozen, first = jax.lax.fori_loop(
+        0, bound, block, (tree.edges, jnp.bool_(False), jnp.zeros(K, tree.edges.prior.dtype)))
     nodes["edge_start"] = jnp.where(has_edges, starts, 0).astype(jnp.int32)
     tree = tree.replace(**nodes, edges=edges, node_count=count,
                         edge_count=edge_count.astype(jnp.int32), has_frozen=has_frozen)
-    return tree, shift.astype(jnp.int32)
+    return tree, first, in_place
+
+
+def _reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: chex.Array,
+            plies: chex.Array, history: RootHistory, blocks: chex.Array | None
+            ) -> tuple[Tree, chex.Array, chex.Array, chex.Array, chex.Array]:
+    """``reroot`` without the certainty walks up from the removed two-folds: returns also
+    where they start (int32 [N], -1 padded; -1 everywhere for a tree left as it was or
+    without certainty), for the caller to walk (``rebound_path``, ``rebound_paths``)."""
+    root, above, ok = find_root(tree, moves, plies)
+    key = jnp.where(plies > 0, next_key(tree.rng_key), tree.rng_key).astype(jnp.uint32)
+    kept = subtree(tree, root)
+    stale = stale_two_folds(tree, kept, above)
+    reverted = _revert(tree, root, stale)
+    if blocks is None:
+        blocks = (tree.edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
+    new, root_edges, in_place = _compact(reverted, root, kept & ~stale, params.n_scl, blocks,
+                                ok & (plies >= 0))
+    ok &= in_place
+    change = ok & (plies >= 0)
+
+    # ancestors of the removed two-folds lose any proof that needed them
+    parents = jnp.where(stale & change & params.certainty, tree.parent, -1)
+    new_index = jnp.where(kept & ~stale, jnp.cumsum(kept & ~stale) - 1, -1)
+    starts = jnp.where(parents >= 0, new_index[jnp.maximum(parents, 0)], -1)
+    starts = jnp.sort(starts)[::-1].astype(jnp.int32)  # the nodes to re-bound first, then -1
+
+    # the root: its priors (the pool's copy; noise again after a move), raw policy
+    valid = jnp.arange(K) < new.num_legal[0]
+    pool_prior = jnp.where(valid, root_edges.astype(jnp.float32), 0.0)
+    noisy = root_noise(pool_prior, new.num_legal[0], key, params.dirichlet_alpha,
+                       params.dirichlet_epsilon)
+    moved = plies > 0
+    prior = jnp.where(moved, noisy, tree.root_prior)
+    # the raw policy is p^T renormalised (priors are the policy at temperature T)
+    logp = jnp.where(valid & (pool_prior > 0), jnp.log(jnp.maximum(pool_prior, 1e-30)), -jnp.inf)
+    raw = jnp.where(valid, jax.nn.softmax(params.policy_temperature * logp), 0.0)
+    policy = jnp.where(moved, raw, root_policy)
+    pool = new.edges.prior.shape[0]
+    new = new.replace(
+        edges=new.edges.replace(prior=new.edges.prior.at[
+            jnp.where(valid & change, jnp.arange(K), pool)].set(
+                prior.astype(PRIOR_DTYPE), mode="drop")),
+        root_prior=prior, full=jnp.bool_(False), dropped=jnp.int32(0),
+        simulations=jnp.int32(0), draws=jnp.int32(0), rng_key=key,
+        root_history=jax.tree.map(lambda a, b: jnp.asarray(a, b.dtype), history,
+                                  tree.root_history),
+        stats=jax.tree.map(jnp.zeros_like, tree.stats).replace(reused_visits=new.visits[0]))
+    # the pool was written only where ``change`` (a select of it would cost a pass over all
+    # its entries); everything else is taken from the new tree where ``change``
+    out = tree.replace(edges=new.edges, **{
+        name: jax.tree.map(lambda a, b: jnp.where(change, a, b), getattr(new, name),
+                           getattr(tree, name))
+        for name in tree.keys() if name != "edges"})
+    return (out, jnp.where(change, policy, root_policy), ok | (plies < 0), key, starts)
 
 
 def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: chex.Array,
@@ -269,60 +325,30 @@ def reroot(tree: Tree, params: SearchParams, root_policy: chex.Array, moves: che
       (the old ones where not ``ok``), whether it was kept, and the key the next search
       of this tree draws from (the tree's when ``plies`` is 0).
     """
-    root, above, ok = find_root(tree, moves, plies)
-    key = jnp.where(plies > 0, next_key(tree.rng_key), tree.rng_key).astype(jnp.uint32)
-    kept = subtree(tree, root)
-    stale = stale_two_folds(tree, kept, above)
-    reverted = _revert(tree, root, stale)
-    if blocks is None:
-        blocks = (tree.edge_count + EDGE_BLOCK - 1) // EDGE_BLOCK
-    new, shift = _compact(reverted, root, kept & ~stale, params.n_scl, blocks)
-
-    # ancestors of the removed two-folds lose any proof that needed them
-    parents = jnp.where(stale, tree.parent, -1)
-    new_index = jnp.where(kept & ~stale, jnp.cumsum(kept & ~stale) - 1, -1)
-    starts = jnp.where(parents >= 0, new_index[jnp.maximum(parents, 0)], -1)
-    starts = jnp.sort(starts)[::-1]  # the nodes to re-bound first, -1 after them
-    count = jnp.sum(starts >= 0)
-    new = jax.lax.cond(
-        params.certainty & (count > 0),
-        lambda t: jax.lax.fori_loop(0, count, lambda i, tt: rebound_path(tt, starts[i]), t),
-        lambda t: t, new)
-
-
-    # the root: its priors (the pool's copy; noise again after a move), raw policy
-    valid = jnp.arange(K) < new.num_legal[0]
-    pool_prior = jnp.where(valid, new.edges.prior[:K].astype(jnp.float32), 0.0)
-    noisy = root_noise(pool_prior, new.num_legal[0], key, params.dirichlet_alpha,
-                       params.dirichlet_epsilon)
-    moved = plies > 0
-    prior = jnp.where(moved, noisy, tree.root_prior)
-    # the raw policy is p^T renormalised (priors are the policy at temperature T)
-    logp = jnp.where(valid & (pool_prior > 0), jnp.log(jnp.maximum(pool_prior, 1e-30)), -jnp.inf)
-    raw = jnp.where(valid, jax.nn.softmax(params.policy_temperature * logp), 0.0)
-    policy = jnp.where(moved, raw, root_policy)
-    new = new.replace(
-        edges=new.edges.replace(prior=new.edges.prior.at[:K].set(
-            jnp.where(valid, prior, new.edges.prior[:K].astype(jnp.float32)).astype(
-                PRIOR_DTYPE))),
-        root_prior=prior, full=jnp.bool_(False), dropped=jnp.int32(0),
-        simulations=jnp.int32(0), draws=jnp.int32(0), rng_key=key,
-        root_history=jax.tree.map(lambda a, b: jnp.asarray(a, b.dtype), history,
-                                  tree.root_history),
-        stats=jax.tree.map(jnp.zeros_like, tree.stats).replace(reused_visits=new.visits[0]))
-    change = ok & (plies >= 0)
-    out = jax.tree.map(lambda a, b: jnp.where(change, a, b), new, tree)
-    return out, jnp.where(change, policy, root_policy), ok | (plies < 0), key
+    tree, policy, ok, key, starts = _reroot(tree, params, root_policy, moves, plies, history,
+                                            blocks)
+    tree = jax.lax.fori_loop(0, jnp.sum(starts >= 0),
+                             lambda i, t: rebound_path(t, starts[i]), tree)
+    return tree, policy, ok, key
 
 
 def advance_state(state: Any, moves: chex.Array, plies: chex.Array, history: RootHistory
                   ) -> tuple[Any, chex.Array, chex.Array]:
     """``reroot`` of every tree of a ``loop.SearchState`` [B] (``moves`` int16 [B, P],
     ``plies`` int32 [B], ``history`` [B]); returns the state, ``ok`` bool [B] and the
-    trees' next keys uint32 [B, 2] (for the trees to start afresh where not ``ok``)."""
-    blocks = (jnp.max(state.tree.edge_count) + EDGE_BLOCK - 1) // EDGE_BLOCK
-    tree, policy, ok, key = jax.vmap(reroot, in_axes=(0, 0, 0, 0, 0, 0, None))(
-        state.tree, state.params, state.root_policy, moves, plies, history, blocks)
+    trees' next keys uint32 [B, 2] (for the trees to start afresh where not ``ok``).
+
+    The pool is re-packed in place up to the batch's largest ``edge_count``, and the
+    certainty walks of all trees go in lockstep (``step.rebound_paths``), so no loop
+    carries the pool through a ``select``. The node arrays are still passed over whole (a
+    few ms at 65,536 nodes on a CPU).
+    """
+    tree = state.tree
+    blocks = (jnp.max(tree.edge_count) + EDGE_BLOCK - 1) // EDGE_BLOCK
+    tree, policy, ok, key, starts = jax.vmap(_reroot, in_axes=(0, 0, 0, 0, 0, 0, None))(
+        tree, state.params, state.root_policy, moves, plies, history, blocks)
+    tree = jax.lax.fori_loop(0, jnp.max(jnp.sum(starts >= 0, axis=1)),
+                             lambda i, t: rebound_paths(t, starts[:, i]), tree)
     moved = ok & (plies >= 0)  # a new search: the KLD-gain stopper starts over (lc0)
     return (state.replace(tree=tree, root_policy=policy,
                           stopped=jnp.where(moved, False, state.stopped),

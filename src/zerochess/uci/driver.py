@@ -142,7 +142,9 @@ class SearchDriver:
         tree moved down the moves played since (``Searcher.advance``, lc0's tree reuse)
         when ``board`` continues that search's game with the same search settings and no
         ``searchmoves``, else a new tree. ``reused_visits`` says how many root visits were
-        kept (0 for a new tree)."""
+        kept (0 for a new tree). A new tree is written over the last one (``Searcher.reset``:
+        the same tree as ``init``'s, without allocating one, which at the default size
+        costs more than the rest of a start)."""
         t0 = time.perf_counter()
         played = self._continuation(board, config, allow)
         if played is not None:
@@ -152,7 +154,11 @@ class SearchDriver:
             self._filter = None
         else:
             filters = [MoveFilter(allow=allow)] if allow else None
-            self.batch = self.searcher.init([board], config, seed, move_filters=filters)
+            if self.batch is None:
+                self.batch = self.searcher.init([board], config, seed, move_filters=filters)
+            else:  # the tree's arrays are rewritten in place: no new tree to allocate
+                self.batch = self.searcher.reset(self.batch, [0], [board], config, seed,
+                                                 move_filters=filters)
             self._filter = filters[0] if filters else None
         self.config = config
         self.board = board.copy()

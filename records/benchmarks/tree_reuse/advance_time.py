@@ -1,0 +1,92 @@
+"""The cost of tree reuse (``Searcher.advance``'s compiled program) against the tree's
+capacity: it should follow the nodes and edges the tree uses, not its arrays.
+
+    python records/benchmarks/tree_reuse/advance_time.py OUT.json [SRC ...]
+
+For the sources in each SRC (a directory holding ``zerochess/``, e.g. ``git archive REV
+src``; default: the installed package), in a fresh process each, interleaved point by
+point so that a busy machine slows every source alike:
+
+- ``Searcher(builtin, max_nodes=N, leaves_per_step=16)`` searches the start position for
+  1,200 simulations (1,201 nodes, ~29,000 pool entries, at every N);
+- then its advance program (``api._advance``, the state donated as ``advance`` does)
+  runs 25 times with no move (``plies`` 0: the whole tree is kept, re-packed, and a new
+  search starts on it); the first 5 are excluded (compile, warm-up), and the record keeps
+  the median and the fastest of the other 20, in ms;
+- N in {4,096, 65,536 (``zerochess uci``'s tree on a CPU), 262,144}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+NODES = (4096, 65536, 262144)
+SIMS = 1200
+CALLS, SKIP = 25, 5
+
+WORKER = r"""
+import json, statistics, sys, time
+import chess, jax, numpy as np
+from zerochess.neural import load_model
+from zerochess.search import SearchConfig, Searcher, reroot
+from zerochess.search.api import _advance
+
+nodes, sims, calls, skip = json.loads(sys.argv[1])
+s = Searcher(load_model("builtin"), max_nodes=nodes, leaves_per_step=16, shards=1)
+state = s.run(s.init([chess.Board()], SearchConfig(), seed=0), sims).shards[0]
+moves = jax.device_put(np.full((1, reroot.MAX_PLIES), -1, np.int16))
+plies = jax.device_put(np.zeros(1, np.int32))
+history = jax.device_get(state.tree.root_history)
+times = []
+for _ in range(calls):
+    start = time.perf_counter()
+    state, ok, _ = _advance(state, moves, plies, history)
+    jax.block_until_ready(state)
+    times.append((time.perf_counter() - start) * 1000)
+    assert bool(ok[0])
+kept = times[skip:]
+print(json.dumps({"median_ms": statistics.median(kept), "min_ms": min(kept),
+                  "node_count": int(state.tree.node_count[0]),
+                  "edge_count": int(state.tree.edge_count[0]), "times_ms": times}))
+"""
+
+
+def point(src: str | None, args: list) -> dict:
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    out = subprocess.run([sys.executable, "-c", WORKER, json.dumps(args)], env=env,
+                         capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    from zerochess.bench import record
+
+    path, sources = sys.argv[1], sys.argv[2:] or [None]
+    head = record.header("advance_time", ["builtin"],
+                         f"B = 1, start position, {SIMS} simulations, then advance with no "
+                         "move; ms against max_nodes; sources: "
+                         + ", ".join(s or "installed" for s in sources))
+    head["command"] = "python " + " ".join(sys.argv)
+    record.print_header(head)
+    points = []
+    for nodes in NODES:
+        for src in sources:
+            got = point(src, [nodes, SIMS, CALLS, SKIP])
+            points.append({"max_nodes": nodes, "source": src or "installed", **got})
+            shown = ("error " + str(got["error"]) if "error" in got else
+                     f"median {got['median_ms']:.2f} ms, min {got['min_ms']:.2f} ms")
+            print(f"max_nodes {nodes:>7,} {src or 'installed'}: {shown}", flush=True)
+    with open(path, "w") as f:
+        json.dump({"record": head, "points": points}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
