@@ -110,15 +110,25 @@ def all_copies(hlo: str, size: int) -> list[str]:
                                                        if d}]
 
 
-def test_advance_copies_no_pool(compiled_hlo):
-    """Tree reuse re-packs the edge pool in place up to its used entries
+def test_advance_copies_no_tree_array(compiled_hlo):
+    """Tree reuse moves the kept nodes and their edges in place, up to the used ones
     (``test_reuse.test_advance_leaves_the_unused_pool_alone``): no copy of the pool
-    anywhere in its program either. A read of the pool that nothing orders before the
-    re-packing loop (the new root's priors, read after it) made XLA copy the pool into
-    the loop and out again: two passes over 2.6M entries per tree at the UCI engine's
-    default size."""
+    anywhere in its program, and the only node-sized copies are of fresh fills (its
+    scratch arrays) and, inside the walk that takes removed two-folds off their
+    ancestors, of the walk's positions.
+
+    A read of a tree array that nothing orders before the loops that move it (the new
+    root's priors read after the pool's loop, the root checks of ``find_root``) made XLA
+    copy that array into the loop and out again: the pool's two copies cost two passes
+    over 2.6M entries per tree at the UCI engine's default size.
+    """
     hlo, sizes = compiled_hlo
-    assert all_copies(hlo[ADVANCE], max(sizes)) == []
+    nodes, pool = sorted(sizes)
+    text = hlo[ADVANCE]
+    assert all_copies(text, pool) == []
+    top = text[text.index("\nENTRY "):]
+    assert [c for c in all_copies(top, nodes) if "broadcast" not in c] == []
+    assert len(loop_copies(text, {nodes})) <= 1, loop_copies(text, {nodes})
 
 
 def test_the_check_finds_a_copy_in_a_loop():

@@ -433,12 +433,6 @@ def rebound_paths(tree: Tree, start: chex.Array) -> Tree:
                         d_sum=out.d_sum, m_sum=out.m_sum)
 
 
-def rebound_path(tree: Tree, start: chex.Array) -> Tree:
-    """``rebound_paths`` of one (unbatched) tree from ``start`` (scalar)."""
-    one = rebound_paths(jax.tree.map(lambda x: x[None], tree), start[None])
-    return jax.tree.map(lambda x: x[0], one)
-
-
 def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
     """Certainty propagation after a step: re-bound every path from ``start`` [B, L]
     (the parents of the step's new game ends; -1: none) to the root, one row at a time
