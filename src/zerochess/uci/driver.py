@@ -98,7 +98,6 @@ class SearchDriver:
         self._rows = 1
         self._compiled: set[int] = set()  # PV row counts whose read is compiled
         self._live = None  # the latest state while ``search`` runs
-        self._pending: list = []  # its root reads dispatched and not yet given to on_step
         self._reads: collections.OrderedDict[int, tuple[SearchResult, dict]] = (
             collections.OrderedDict())
         self.ms_per_start = 50.0  # running estimates (a tree ready; a step)
@@ -246,7 +245,6 @@ class SearchDriver:
             return
         rows = jnp.asarray(view.best_rows(1, self._rows))
         pending: list = []
-        self._pending = pending
         steps = [0, time.perf_counter()]
 
         def observe(shards) -> bool:
@@ -290,7 +288,6 @@ class SearchDriver:
             raise
         finally:
             self._live = None
-            self._pending = []
         if steps[0] > 1:
             per_step = (time.perf_counter() - t0) * 1000.0 / steps[0]
             self.ms_per_step = 0.7 * self.ms_per_step + 0.3 * per_step
@@ -316,17 +313,6 @@ class SearchDriver:
         state = self._live if self._live is not None else self.batch.shards[0]
         read = jax.device_get(view.read_trees(state, read_rows, PV_LENGTH))
         return self._result(read, pvs)
-
-    def latest_ready(self) -> SearchResult | None:
-        """The newest root read of the running search that the device has already
-        computed and ``on_step`` has not been given (it gets each read one step late), or
-        None. It never waits for the device: the engine's watchdog answers at its deadline
-        from it, a step fresher than ``on_step``'s last picture (at 100 ms a move, with
-        steps of 10-20 ms, a good part of the search). Any thread may call it."""
-        for read in reversed(list(self._pending)):
-            if all(leaf.is_ready() for leaf in jax.tree.leaves(read)):
-                return self._result(jax.device_get(read), pvs=False)
-        return None
 
     def _result(self, read: dict[str, np.ndarray], pvs: bool) -> SearchResult:
         assert self.board is not None

@@ -447,12 +447,6 @@ class SearchJob:
                             and time.perf_counter() >= self._deadline):
                         self._stopped = True
                         self._mark_stop()
-                        # the newest picture the device has ready, else the last one seen
-                        fresh = self.driver.latest_ready()
-                        if fresh is not None and fresh.root_visits >= self._last.root_visits:
-                            self._last = fresh
-                            self._stats_now = self._stats(
-                                fresh, fresh.root_visits - self._initial_visits)
                         self._answer(self._last, read=False)
                 continue
             wait = 0.05 if deadline is None else min(deadline - now, 0.05)
