@@ -240,3 +240,34 @@ def test_pv_lines_follow_the_best_child_from_each_root_move(driver):
         if result.visits[result.moves.index(driver.moves[row])] > 0:
             assert result.pvs[result.moves.index(driver.moves[row])] == expected, f"row {row}"
     assert deep >= 3  # the search is deep enough that the walk is more than one step
+
+
+def test_a_new_tree_written_over_the_last_is_a_new_drivers_tree(driver):
+    """A position that does not continue the last search gets a new tree written over the
+    last one (``Searcher.reset``: allocating one cost more than the rest of a start at
+    the default size): its search is the one a new driver makes (same seed, same
+    settings, empty caches), and a ``searchmoves`` list applies as there."""
+    board = chess.Board(POSITIONS[3])
+    config = SearchConfig(dirichlet_epsilon=0.25)  # the tree's random key matters
+    other = SearchDriver(load_model("builtin"), 2048,
+                         searcher_kwargs={"leaves_per_step": 16, "cache_size": 4096})
+    for allow in (None, [chess.Move.from_uci("e1d1"), chess.Move.from_uci("d2d4")]):
+        driver.start(chess.Board(POSITIONS[4]), SearchConfig(n_scl=3), seed=1)
+        driver.search(80, None, lambda _: False)
+        assert driver.batch is not None  # the next start writes over this tree
+        driver.clear_cache()
+        driver.start(board, config, seed=5, allow=allow)
+        assert driver.reused_visits == 0
+        driver.search(64, None, lambda _: False)
+        got = driver.result()
+        other.forget()
+        other.clear_cache()
+        other.start(board, config, seed=5, allow=allow)
+        other.search(64, None, lambda _: False)
+        want = other.result()
+        assert got.moves == want.moves
+        assert got.visits.tolist() == want.visits.tolist()
+        assert got.root_visits == want.root_visits == 65
+        assert got.best_move == want.best_move
+        if allow:
+            assert {m for m, v in zip(got.moves, got.visits, strict=True) if v} <= set(allow)
