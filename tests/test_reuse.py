@@ -468,6 +468,23 @@ def test_advance_leaves_the_unused_pool_alone(searcher):
     check_against_reference(host_tree(new, 0), expect, rank)
 
 
+def test_a_tree_given_no_moves_is_left_exactly_as_it_was(searcher):
+    """``None`` leaves a tree untouched, every array of it whole, while the other tree
+    of the batch is moved in place by the same loops (its writes are per tree)."""
+    board = chess.Board(OPENING)
+    batch = searcher.run(searcher.init([chess.Board(), board], SearchConfig(n_scl=3),
+                                       seed=7), 120)
+    before = jax.tree.map(lambda a: np.asarray(a)[1], jax.device_get(batch.shards[0].tree))
+    line = best_line(batch, searcher, 0, 1)
+    new = searcher.advance(batch, [line, None])
+    after = jax.tree.map(lambda a: np.asarray(a)[1], jax.device_get(new.shards[0].tree))
+    for path, (x, y) in zip(jax.tree_util.tree_leaves_with_path(before),
+                            zip(jax.tree.leaves(before), jax.tree.leaves(after), strict=True),
+                            strict=True):
+        np.testing.assert_array_equal(x, y, err_msg=jax.tree_util.keystr(path[0]))
+    assert searcher.results(new)[0].reused_visits > 1  # the other tree was moved
+
+
 def test_a_run_that_would_move_up_the_pool_restarts_the_tree(searcher):
     """In-place re-packing needs every kept node's edge run to move down the pool or stay:
     runs are allocated in node order, so every tree a search makes keeps it. A tree that
