@@ -22,9 +22,7 @@ The record holds every point and the machine header.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -58,17 +56,6 @@ print(json.dumps({"compile_s": compile_s, "seconds": best, "sims_per_s": sims / 
 """
 
 
-def point(src: str | None, args: list) -> dict:
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    out = subprocess.run([sys.executable, "-c", WORKER, json.dumps(args)], env=env,
-                         capture_output=True, text=True, timeout=1800)
-    if out.returncode != 0:
-        return {"error": out.stderr.strip().splitlines()[-1:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> int:
     from zerochess.bench import record
 
@@ -87,7 +74,8 @@ def main() -> int:
             for src in sources:
                 args = [model, rules, leaves, sims, nodes, REPEATS]
                 row = {"model": model, "rules": rules, "leaves": leaves, "sims": sims,
-                       "max_nodes": nodes, "src": src or "installed", **point(src, args)}
+                       "max_nodes": nodes, "src": src or "installed",
+                       **record.run_worker(WORKER, args, src)}
                 points.append(row)
                 print(f"{model:>14} {rules:>6} L={leaves:<4} N={nodes:<7} "
                       f"{row['src'][-24:]:>24}: {row.get('sims_per_s', 0):9.0f} sims/s "

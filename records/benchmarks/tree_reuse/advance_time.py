@@ -19,8 +19,6 @@ point so that a busy machine slows every source alike:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 NODES = (4096, 65536, 262144)
@@ -54,17 +52,6 @@ print(json.dumps({"median_ms": statistics.median(kept), "min_ms": min(kept),
 """
 
 
-def point(src: str | None, args: list) -> dict:
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    out = subprocess.run([sys.executable, "-c", WORKER, json.dumps(args)], env=env,
-                         capture_output=True, text=True, timeout=1800)
-    if out.returncode != 0:
-        return {"error": out.stderr.strip().splitlines()[-1:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> int:
     from zerochess.bench import record
 
@@ -78,7 +65,7 @@ def main() -> int:
     points = []
     for nodes in NODES:
         for src in sources:
-            got = point(src, [nodes, SIMS, CALLS, SKIP])
+            got = record.run_worker(WORKER, [nodes, SIMS, CALLS, SKIP], src)
             points.append({"max_nodes": nodes, "source": src or "installed", **got})
             shown = ("error " + str(got["error"]) if "error" in got else
                      f"median {got['median_ms']:.2f} ms, min {got['min_ms']:.2f} ms")

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -147,5 +148,28 @@ def print_header(head: dict[str, Any]) -> None:
         print(f"note: {head['note']}", flush=True)
 
 
+
+def source_env(src: str | None) -> dict[str, str] | None:
+    """The environment of a process that imports zerochess from the sources in ``src`` (a
+    directory holding ``zerochess/``, e.g. ``git archive REV src``: the baseline of a
+    before/after comparison), or None for the installed package."""
+    if src is None:
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def run_worker(code: str, args: Any, src: str | None = None, timeout_s: float = 1800
+               ) -> dict[str, Any]:
+    """``python -c code ARGS`` (``args`` as JSON) in a fresh process, of ``src``'s sources
+    when given (``source_env``): its last line of output read as JSON, or ``{"error":
+    [its last line of errors]}``."""
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=source_env(src),
+                         capture_output=True, text=True, timeout=timeout_s)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
 __all__ = ["backend_label", "finish", "header", "load_average", "machine_info",
-           "print_header", "usable_cores", "write"]
+           "print_header", "run_worker", "source_env", "usable_cores", "write"]

