@@ -150,15 +150,16 @@ class Plan(NamedTuple):
 
 def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Array) -> Plan:
     """The new root of one tree, its subtree (the evaluated nodes below it), the two-folds
-    that subtree drops (``stale_two_folds``' rule), the kept nodes' new indices (their
-    old order) and their edges' new runs (one contiguous run each, in node order, the
-    root's at 0).
+    that subtree drops (a two-fold draw whose one earlier occurrence is a node the advance
+    leaves above the root: the module docstring), the kept nodes' new indices (their old
+    order) and their edges' new runs (one contiguous run each, in node order, the root's
+    at 0).
 
-    One pass over the used nodes, ``NODE_BLOCK`` at a time (``node_blocks`` blocks: at
-    least the tree's ``node_count``; one value for a vmapped batch). A node is below the
-    root when its parent is (the root itself is): parents come before their children, so
-    a parent in an earlier block is known, and one in the same block is found by pointer
-    jumping inside the block.
+    One pass over the used nodes, ``NODE_BLOCK`` at a time (``node_blocks`` blocks,
+    covering at least the tree's ``node_count``; one value for a vmapped batch). A node
+    is below the root when its parent is (the root itself is): parents come before their
+    children, so a parent in an earlier block is known, and one in the same block is
+    found by pointer jumping inside the block.
     """
     n = tree.num_nodes
 
