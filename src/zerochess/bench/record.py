@@ -148,7 +148,6 @@ def print_header(head: dict[str, Any]) -> None:
         print(f"note: {head['note']}", flush=True)
 
 
-
 def source_env(src: str | None) -> dict[str, str] | None:
     """The environment of a process that imports zerochess from the sources in ``src`` (a
     directory holding ``zerochess/``, e.g. ``git archive REV src``: the baseline of a
@@ -170,6 +169,7 @@ def run_worker(code: str, args: Any, src: str | None = None, timeout_s: float = 
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1:]}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
 
 __all__ = ["backend_label", "finish", "header", "load_average", "machine_info",
            "print_header", "run_worker", "source_env", "usable_cores", "write"]

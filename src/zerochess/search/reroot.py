@@ -174,19 +174,20 @@ def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Arr
     local = jnp.arange(NODE_BLOCK, dtype=jnp.int32)
 
     def block(k, c):
-        (kept, new_index, source, starts, ends, old_starts, removed, values, count, edges,
-         dropped, in_place) = c
+        (new_index, source, starts, ends, old_starts, removed, values, count, edges, dropped,
+         in_place) = c
         base = k * NODE_BLOCK
         p = base + local
         at = jnp.minimum(p, n - 1)
         parent = tree.parent[at]
         used = (p < tree.node_count) & (tree.visits[at] > 0)
         earlier = (parent >= 0) & (parent < base)
-        # the block's reads of the arrays it writes, before its writes (``step.apart``)
-        parent_kept, parent_new = apart(k < node_blocks, lambda a, b: (
-            a[jnp.maximum(parent, 0)], b[jnp.maximum(parent, 0)]), kept, new_index)
+        # the block's read of the array it writes, before its writes (``step.apart``); a
+        # parent has children, so it is no game end (two-folds are): below the root means
+        # kept, with a new index
+        parent_new = apart(k < node_blocks, lambda a: a[jnp.maximum(parent, 0)], new_index)
         known = ~used | (p == root) | (parent < base)
-        below = used & ((p == root) | (earlier & parent_kept))
+        below = used & ((p == root) | (earlier & (parent_new >= 0)))
         up = jnp.where(known, 0, parent - base)
         for _ in range(_ROUNDS):
             up_known, up_below, up_up = known[up], below[up], up[up]
@@ -206,7 +207,6 @@ def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Arr
         old_start = tree.edge_start[at]
         in_place &= jnp.all((need == 0) | (start <= old_start))
         to = jnp.where(keep, new, n)  # out of range: not written
-        kept = kept.at[p].set(below, mode="drop")
         new_index = new_index.at[p].set(new, mode="drop")
         source = source.at[to].set(p, mode="drop")
         starts = starts.at[to].set(start, mode="drop")
@@ -218,17 +218,16 @@ def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Arr
         removed = removed.at[rank].set(parent_new, mode="drop")
         values = tuple(v.at[rank].set(a[at], mode="drop") for v, a in zip(
             values, (tree.visits, tree.wl_sum, tree.d_sum, tree.m_sum), strict=True))
-        return (kept, new_index, source, starts, ends, old_starts, removed, values,
+        return (new_index, source, starts, ends, old_starts, removed, values,
                 count + jnp.sum(keep, dtype=jnp.int32), end[-1],
                 dropped + jnp.sum(two_fold, dtype=jnp.int32), in_place)
 
     i32 = functools.partial(jnp.full, (n,), dtype=jnp.int32)
-    start = (jnp.zeros(n, bool), i32(-1), i32(0), i32(0), i32(_NO_END), i32(0), i32(-1),
+    start = (i32(-1), i32(0), i32(0), i32(_NO_END), i32(0), i32(-1),
              (i32(0), *(jnp.zeros(n, jnp.float32) for _ in range(3))),
              jnp.int32(0), jnp.int32(0), jnp.int32(0), jnp.bool_(True))
-    bound = jnp.minimum(node_blocks, -(-n // NODE_BLOCK))
-    (_, new_index, source, starts, ends, old_starts, removed, values, count, edge_count, _,
-     in_place) = jax.lax.fori_loop(0, bound, block, start)
+    (new_index, source, starts, ends, old_starts, removed, values, count, edge_count, _,
+     in_place) = jax.lax.fori_loop(0, node_blocks, block, start)
     return Plan(root=root, ok=ok & in_place, count=count, edge_count=edge_count,
                 shift=shift.astype(jnp.int32), new_index=new_index, source=source,
                 starts=starts, ends=ends, old_starts=old_starts, removed=removed,
@@ -257,7 +256,7 @@ def _move_nodes(tree: Tree, p: Plan, write: chex.Array, node_blocks: chex.Array)
         return jax.tree.map(lambda a, v: a.at[to].set(v.astype(a.dtype), mode="drop"),
                             fields, old)
 
-    fields = jax.lax.fori_loop(0, jnp.minimum(node_blocks, -(-n // NODE_BLOCK)), block, fields)
+    fields = jax.lax.fori_loop(0, node_blocks, block, fields)
     return tree.replace(**fields)
 
 
@@ -303,7 +302,6 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
     n = tree.num_nodes
     pool = tree.edges.child.shape[0]
     flipped = p.shift % 2 == 1
-    bound = jnp.minimum(edge_blocks, -(-pool // EDGE_BLOCK))
 
     def block(b, carry):
         edges, has_frozen, first = carry
@@ -311,8 +309,8 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
         owner = jnp.minimum(jnp.searchsorted(p.ends, e, side="right"), n - 1).astype(jnp.int32)
         live = e < p.edge_count
         old_e = jnp.where(live, p.old_starts[owner] + e - p.starts[owner], 0)
-        # all reads of the block before any write (``b < bound`` holds inside the loop)
-        old = apart(b < bound, lambda x: jax.tree.map(lambda a: a[old_e], x), edges)
+        # all reads of the block before any write (``b < edge_blocks`` holds inside the loop)
+        old = apart(b < edge_blocks, lambda x: jax.tree.map(lambda a: a[old_e], x), edges)
         child = jnp.where(live & (old.child >= 0), p.new_index[jnp.maximum(old.child, 0)], -1)
         child_visits = jnp.where(child >= 0, tree.visits[jnp.maximum(child, 0)], 0)
         over = ((tree.visits[owner] - 1 >= n_scl) & (tree.status[owner] == GameStatus.ONGOING)
@@ -325,7 +323,7 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
         return edges, has_frozen | jnp.any(frozen > 0), jnp.where(b == 0, old.prior[:K], first)
 
     edges, has_frozen, first = jax.lax.fori_loop(
-        0, bound, block, (tree.edges, jnp.bool_(False), jnp.zeros(K, tree.edges.prior.dtype)))
+        0, edge_blocks, block, (tree.edges, jnp.bool_(False), jnp.zeros(K, tree.edges.prior.dtype)))
     return tree.replace(edges=edges, has_frozen=jnp.where(write, has_frozen, tree.has_frozen)
                         ), first
 
