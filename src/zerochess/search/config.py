@@ -299,8 +299,8 @@ class SearchParams:
 
 def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
                   mate_check: bool = False) -> SearchParams:
-    """Per-tree arrays (each field [B, ...]) from one config per tree; ``moves_left``: the network has a
-    moves-left head (``Model.has_moves_left``), which turns the moves-left utility on;
+    """Per-tree arrays (each field [B, ...]) from one config per tree; ``moves_left``: the
+    network has a moves-left head (``Model.has_moves_left``), which turns the moves-left utility on;
     ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``)."""
 
     def col(fn, dtype):
