@@ -57,6 +57,77 @@ def test_install_cell_and_scale_parameter(path):
     assert SCALE_LINE in cells[1].source  # the parameter cell, right after it
 
 
+ALL_NOTEBOOKS = sorted((REPO / "notebooks").rglob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=_ids(ALL_NOTEBOOKS))
+def test_every_notebook_has_a_colab_link_and_the_install_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    link = ("https://colab.research.google.com/github/zerochess/zerochess/blob/main/"
+            f"{path.relative_to(REPO).as_posix()}")
+    assert nb.cells[0].cell_type == "markdown" and link in nb.cells[0].source
+    assert _code_cells(nb)[0].source == _code_cells(
+        nbformat.read(NOTEBOOKS[0], as_version=4))[0].source  # one install cell for all
+
+
+def _run_install_cell(monkeypatch, source: str, env: dict[str, str], tpu: bool
+                      ) -> list[list[str]]:
+    """Run the install cell as in a Colab runtime (zerochess absent; no nvidia-smi, no
+    /proc/driver/nvidia, no /dev/accel*: a CPU runtime unless ``env``/``tpu`` say more);
+    returns the commands it would run."""
+    import glob
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import types
+
+    calls: list[list[str]] = []
+    for key in ("COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE", "COLAB_GPU"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    real_find_spec = importlib.util.find_spec
+    absent = {"zerochess"} | (set() if tpu else {"libtpu"})
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in absent else real_find_spec(name, *a))
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(glob, "glob", lambda pattern, *a, **k: [])
+    real_exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: False if "nvidia" in str(p)
+                        else real_exists(p))
+
+    def run(cmd, *args, **kwargs):
+        if "nvidia-smi" in cmd[0]:
+            raise FileNotFoundError(cmd[0])  # what a CPU or TPU runtime does
+        calls.append(list(cmd))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    exec(compile(source, "install cell", "exec"), {"__name__": "__main__"})
+    return calls
+
+
+def test_install_cell_picks_the_runtime_without_nvidia_smi(monkeypatch):
+    source = _code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0].source
+    cpu = _run_install_cell(monkeypatch, source, {}, tpu=False)
+    assert cpu and all("-c" not in c for c in cpu)
+    assert cpu[0][-1].startswith("zerochess @ git+")  # no [cuda12] on a CPU runtime
+    gpu = _run_install_cell(monkeypatch, source, {"COLAB_GPU": "1"}, tpu=False)
+    assert gpu[0][-1].startswith("zerochess[cuda12] @ git+")
+    tpu = _run_install_cell(monkeypatch, source, {"COLAB_TPU_ADDR": "10.0.0.2:8470"},
+                            tpu=True)
+    # a TPU runtime keeps its jax: the install is constrained to the installed version
+    assert tpu[0][-1].startswith("zerochess @ git+") and "-c" in tpu[0]
+    import importlib.metadata
+
+    pins = Path(tpu[0][tpu[0].index("-c") + 1]).read_text().split()
+    assert f"jax=={importlib.metadata.version('jax')}" in pins
+    assert f"jaxlib=={importlib.metadata.version('jaxlib')}" in pins
+
+
 @pytest.mark.tier2  # a Jupyter kernel
 def test_a_failing_cell_fails():
     """The harness below turns an exception in any cell into a test failure."""
