@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from zerochess.cli.runs import add_run_options, checked_seed, path_arg
 from zerochess.experiments import EXPERIMENTS, get_experiment
@@ -45,9 +46,39 @@ def run(args: argparse.Namespace) -> int:
             return 0
         print(est.text())
         return 0
-    out = experiment.execute(args.scale, args.out, checked_seed(args.seed), args.config,
+    seed = checked_seed(args.seed)
+    out = experiment.execute(args.scale, args.out, seed, args.config,
                              progress=not args.no_progress, force=args.force,
                              rules=args.rules)
-    print((out / "summary.md").read_text())
-    print(f"results: {out}")
+    print(terminal_summary(experiment, out, args.scale, args.config, seed))
     return 0
+
+
+def terminal_summary(experiment: Any, out: Path, scale: str, config: Any,
+                     seed: int | None) -> str:
+    """The run's summary for an 80-column terminal (the wide tables stay in summary.md),
+    where its files are, and a "next:" line."""
+    import json
+
+    from zerochess.experiments.terminal import next_line, terminal_text
+
+    narrow = experiment.narrow(out) if experiment.narrow is not None else []
+    text = terminal_text((out / "summary.md").read_text(), out, narrow)
+    cfg = experiment.resolve(scale, config, seed)
+    nodes_per_s = None
+    stats_file = out / "throughput.json"
+    if stats_file.is_file():
+        stats = json.loads(stats_file.read_text())
+        stats = stats if isinstance(stats, list) else [stats]
+        secs = sum(s["seconds"] for s in stats)
+        nodes_per_s = sum(s["nodes"] for s in stats) / secs if secs > 0 else None
+
+    def plan_of(following: str) -> Any:
+        nxt = experiment.resolve(following, config, seed)
+        if nxt.get("model") != cfg.get("model"):
+            raise ValueError("another model: this run's rate does not apply")
+        return experiment.plan(nxt)
+
+    plan = plan_of if experiment.plan is not None else None
+    return (f"{text}\nresults: {out}  (summary.md: the full tables)\n"
+            f"{next_line(experiment.name, scale, cfg['seed'], plan, nodes_per_s)}")

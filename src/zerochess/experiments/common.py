@@ -85,13 +85,16 @@ class Experiment:
     """An experiment: its logic, ``run(ctx) -> summary`` (markdown), an optional
     ``check(config)`` of the resolved settings, and an optional ``plan(config)``: the games
     ``run`` will play, one ``PlannedGames`` per ``play`` call, from which the expected run
-    time is estimated before playing. The settings are in ``settings_path(name)``."""
+    time is estimated before playing; and an optional ``narrow(run folder)``: the summary's
+    wide tables as lines of at most 80 columns, in order, for the terminal
+    (``experiments.terminal``). The settings are in ``settings_path(name)``."""
 
     name: str
     title: str
     run: Callable[[Context], str]
     check: Callable[[dict[str, Any]], None] | None = None
     plan: Callable[[dict[str, Any]], list[PlannedGames]] | None = None
+    narrow: Callable[[Path], list[list[str]]] | None = None
 
     def resolve(self, scale: str, config_path: str | Path | None = None,
                 seed: int | None = None) -> dict[str, Any]:
@@ -156,7 +159,8 @@ class Experiment:
                    body.rstrip(), ""]
         if ctx.notes:
             summary += ["## Notes", ""] + [f"- {n}" for n in ctx.notes] + [""]
-        summary += ["## Run", "", throughput_note(ctx.stats), ""]
+        warmup = sum(r.compile_s for r in est.search_rates) if est is not None else None
+        summary += ["## Run", "", throughput_note(ctx.stats, warmup), ""]
         if est is not None and est.games_left:
             summary += [f"Expected before playing (`estimate.json`): {est.text().splitlines()[0]}",
                         ""]
@@ -377,8 +381,12 @@ def save_figure(fig: Any, path: Any) -> None:
     fig.savefig(path, dpi=100)
 
 
-def throughput_note(stats: Sequence[RunStats]) -> str:
-    """One line on the throughput of this call's games."""
+def throughput_note(stats: Sequence[RunStats], warmup_compile_s: float | None = None) -> str:
+    """One line on the throughput of this call's games, with one compile figure: the
+    run-time estimate's warm-up (``warmup_compile_s``, before the games, which reuse it)
+    plus what the games compiled themselves."""
+    from zerochess.experiments.terminal import compile_sentence
+
     games = sum(s.games for s in stats)
     if not games:
         return "All games were already in the folder (resumed run); nothing played now."
@@ -386,6 +394,7 @@ def throughput_note(stats: Sequence[RunStats]) -> str:
     pos = sum(s.positions for s in stats)
     nodes = sum(s.nodes for s in stats)
     comp = sum(s.compile_seconds for s in stats)
-    return (f"Played {games} games now in {secs:.0f} s ({comp:.0f} s of it compiling): "
+    return (f"Played {games} games now in {secs:.0f} s; "
+            f"{compile_sentence(warmup_compile_s, comp)}: "
             f"{pos / secs:.1f} positions/s, {nodes / secs:.0f} nodes/s, "
             f"{games / secs * 3600:.0f} games/hour.")

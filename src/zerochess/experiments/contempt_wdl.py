@@ -13,7 +13,9 @@ the CSV the results are counted by colour (``white_wins``, ``draws``, ``black_wi
 
 from __future__ import annotations
 
+import csv
 import math
+from pathlib import Path
 from typing import Any
 
 from zerochess.errors import ConfigError, quote
@@ -33,6 +35,7 @@ from zerochess.experiments.common import (
     write_csv,
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
+from zerochess.experiments.terminal import wdl_table
 from zerochess.games.config import PlayerSpec
 from zerochess.games.stats import TrendTest, trend_test
 
@@ -163,5 +166,12 @@ def summarize(table: list[dict[str, Any]], cfg: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def narrow(out_dir: Path) -> list[list[str]]:
+    """The summary's table for an 80-column terminal, from the run's CSV."""
+    with open(out_dir / f"{NAME}.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return [wdl_table(rows, "n_scl", "N_scl")]
+
+
 EXPERIMENT = Experiment(NAME, "Search-contempt self-play: W/D/L vs N_scl (paper Fig. 2)",
-                        run, _check, plan)
+                        run, _check, plan, narrow)

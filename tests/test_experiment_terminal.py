@@ -1,0 +1,98 @@
+"""The main job's terminal output (issue 38): a narrow table for an 80-column terminal (the
+wide one stays in summary.md), one compile figure, a "next:" line. Built from fabricated
+games: no search runs here."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from zerochess.cli.experiment import terminal_summary
+from zerochess.experiments import contempt_wdl, get_experiment
+from zerochess.experiments.common import throughput_note, wdl_counts, write_csv
+from zerochess.experiments.terminal import WIDTH, next_line, terminal_text
+from zerochess.games.loop import RunStats
+
+GAMES = {  # N_scl -> results of its self-play games
+    1: ["1-0", "1-0", "0-1", "1/2-1/2"],
+    5: ["1-0", "1/2-1/2", "1/2-1/2", "0-1"],
+    1000000: ["1/2-1/2", "1/2-1/2", "1/2-1/2", "1-0"],
+}
+CFG = {"nodes": 16, "games_per_point": 4, "max_plies": 60, "n_scl": list(GAMES)}
+
+
+def _table() -> list[dict]:
+    table = []
+    for n_scl, results in GAMES.items():
+        rows = [{"result": r, "termination": "checkmate" if r != "1/2-1/2" else "move_cap",
+                 "plies": 40 + i} for i, r in enumerate(results)]
+        table.append({"n_scl": n_scl, **wdl_counts(rows)})
+    return table
+
+
+def _run_folder(tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    out.mkdir()
+    table = _table()
+    write_csv(out / "contempt_wdl.csv", table)
+    body = contempt_wdl.summarize(table, CFG)
+    (out / "summary.md").write_text(f"# {contempt_wdl.EXPERIMENT.title}\n\n{body}")
+    return out
+
+
+def test_the_wide_table_stays_in_summary_md_and_the_terminal_gets_a_narrow_one(tmp_path):
+    out = _run_folder(tmp_path)
+    summary = (out / "summary.md").read_text()
+    assert max(len(line) for line in summary.splitlines() if line.startswith("|")) > WIDTH
+    text = terminal_text(summary, Path("results/contempt_wdl/tiny-seed0"),
+                         contempt_wdl.narrow(out))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= WIDTH, [ln for ln in lines if len(ln) > WIDTH]
+    assert not any(line.startswith("|") for line in lines)
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["N_scl", "games"])
+    rows = {line.split()[0]: line.split() for line in lines[header + 1:header + 4]}
+    # N_scl 1: two white wins, one draw, one black win -> (w+l)/d = 3 / 1
+    assert rows["1"][1:4] == ["4", "2-1-1", "3.00"]
+    assert rows["5"][1:4] == ["4", "1-2-1", "1.00"]
+    assert rows["PUCT"][1:4] == ["4", "1-3-0", f"{1 / 3:.2f}"]
+    assert "plot: results/contempt_wdl/tiny-seed0/contempt_wdl.png" in lines
+    assert "(all columns: results/contempt_wdl/tiny-seed0/summary.md)" in lines
+
+
+def test_a_wide_table_without_a_narrow_one_becomes_wrapped_rows():
+    wide = "| " + " | ".join(f"column_{i}" for i in range(12)) + " |"
+    md = "\n".join([wide, "|" + "---|" * 12, "| " + " | ".join(["12345"] * 12) + " |"])
+    text = terminal_text(md, Path("out"))
+    assert max(len(line) for line in text.splitlines()) <= WIDTH
+    assert text.startswith("column_0 12345: column_1 12345, column_2 12345")
+
+
+def test_one_compile_figure():
+    stats = RunStats(games=8, positions=400, nodes=6400, seconds=80.0, compile_seconds=0.0)
+    note = throughput_note([stats], warmup_compile_s=47.0)
+    assert "compiling 47 s, in the warm-up before the games" in note
+    assert "0 s of it compiling" not in note and "compiling 0 s" not in note
+    both = throughput_note([RunStats(games=8, positions=400, nodes=6400, seconds=80.0,
+                                     compile_seconds=12.0)], warmup_compile_s=47.0)
+    assert "compiling 59 s in all (47 s in the warm-up" in both
+
+
+def test_next_line_names_the_next_scale_its_rough_time_and_estimate(tmp_path):
+    out = _run_folder(tmp_path)
+    nodes_per_s = 2621.44
+    (out / "throughput.json").write_text(json.dumps(
+        {"games": 12, "nodes": int(nodes_per_s * 100), "seconds": 100.0}))
+    text = terminal_summary(get_experiment("contempt_wdl"), out, "tiny", None, None)
+    # (a line naming the run folder may be longer: here a temporary path)
+    assert max(len(line) for line in text.splitlines() if str(out) not in line) <= WIDTH
+    nxt = text[text.index("next: "):]
+    assert nxt.startswith("next: zerochess experiment contempt_wdl --scale small\n")
+    assert "--estimate" in nxt
+    # the small scale (configs/experiment_contempt_wdl.yaml): 8 N_scl x 16 games, 128 nodes
+    # a side, 160 plies assumed per game: 128 * 80 * 256 nodes at 2621.44 nodes/s = 1000 s
+    seconds = 8 * 16 * (160 / 2) * (128 + 128) / nodes_per_s
+    assert math.isclose(seconds, 1000.0)
+    assert "roughly 17 min on this machine" in " ".join(nxt.split())
+    last = next_line("contempt_wdl", "full", 0, None, None)
+    assert "largest" in last and max(len(x) for x in last.splitlines()) <= WIDTH
