@@ -96,3 +96,19 @@ def test_next_line_names_the_next_scale_its_rough_time_and_estimate(tmp_path):
     assert "roughly 17 min on this machine" in " ".join(nxt.split())
     last = next_line("contempt_wdl", "full", 0, None, None)
     assert "largest" in last and max(len(x) for x in last.splitlines()) <= WIDTH
+
+
+def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys):
+    from zerochess.games.loop import _Progress
+
+    bar = _Progress(25, 5, "contempt_wdl", True)  # a resumed run: 5 of 25 already played
+    for _ in range(20):
+        bar.update(1, 1234.5, 12.3)
+    bar.close()
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b" not in err and "\u2026" not in err
+    lines = err.splitlines()
+    done = [int(line.split()[1].split("/")[0]) for line in lines]
+    assert 2 <= len(lines) <= 11 and done == sorted(done) and done[-1] == 25
+    assert all(line.startswith("contempt_wdl: ") and len(line) <= WIDTH for line in lines)
+    assert "1,234 nodes/s" in lines[-1] and "left" not in lines[-1]

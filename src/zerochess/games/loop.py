@@ -197,12 +197,55 @@ def _pgn_time_control(clock: GameClock) -> str:
     return f"{clock.white.pgn()}:{clock.black.pgn()}"
 
 
+class _PlainProgress:
+    """Progress as plain lines on stderr, for logs and pipes (no cursor moves): one line
+    at every tenth of the games and at least every ``interval`` seconds between, and one
+    at the end."""
+
+    def __init__(self, total: int, done: int, description: str, interval: float = 60.0):
+        self.total, self.done, self.description = total, done, description
+        self.interval, self.t0 = interval, time.perf_counter()
+        self.last_t, self.last_tenth = self.t0, 10 * done // max(total, 1)
+        self.rates = "-"
+
+    def _line(self) -> None:
+        elapsed = time.perf_counter() - self.t0
+        left = ""
+        if 0 < self.done < self.total:
+            left = f", ~{_clock(elapsed / self.done * (self.total - self.done))} left"
+        print(f"{self.description}: {self.done}/{self.total} games, {self.rates}, "
+              f"{_clock(elapsed)} elapsed{left}", file=sys.stderr, flush=True)
+
+    def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
+        self.done += games
+        self.rates = f"{nodes_per_s:,.0f} nodes/s"
+        tenth = 10 * self.done // max(self.total, 1)
+        now = time.perf_counter()
+        if games and (tenth > self.last_tenth or now - self.last_t >= self.interval):
+            self.last_tenth, self.last_t = tenth, now
+            self._line()
+
+    def stop(self) -> None:
+        if self.last_tenth < 10:
+            self._line()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
 class _Progress:
-    """A rich progress bar: games done, nodes/s, ETA (no-op when disabled)."""
+    """A rich progress bar: games done, nodes/s, ETA (no-op when disabled); plain lines
+    when stderr is not a terminal (``_PlainProgress``)."""
 
     def __init__(self, total: int, done: int, description: str, enabled: bool) -> None:
         self.enabled = enabled
+        self.plain: _PlainProgress | None = None
         if not enabled:
+            return
+        if not sys.stderr.isatty():
+            self.plain = _PlainProgress(total, done, description)
             return
         from rich.console import Console
         from rich.progress import (
@@ -224,12 +267,16 @@ class _Progress:
         self.progress.start()
 
     def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
-        if self.enabled:
+        if self.plain is not None:
+            self.plain.update(games, nodes_per_s, positions_per_s)
+        elif self.enabled:
             self.progress.update(self.task, advance=games, nps=f"{nodes_per_s:,.0f}",
                                  pps=f"{positions_per_s:,.1f}")
 
     def close(self) -> None:
-        if self.enabled:
+        if self.plain is not None:
+            self.plain.stop()
+        elif self.enabled:
             self.progress.stop()
 
 
