@@ -78,22 +78,23 @@ def test_one_compile_figure():
     assert "compiling 59 s in all (47 s in the warm-up" in both
 
 
-def test_next_line_names_the_next_scale_its_rough_time_and_estimate(tmp_path):
+def test_next_line_names_the_next_scale_its_size_pace_and_estimate(tmp_path):
     out = _run_folder(tmp_path)
-    nodes_per_s = 2621.44
     (out / "throughput.json").write_text(json.dumps(
-        {"games": 12, "nodes": int(nodes_per_s * 100), "seconds": 100.0}))
+        {"games": 12, "positions": 2048, "nodes": 2048 * 16, "seconds": 100.0}))
     text = terminal_summary(get_experiment("contempt_wdl"), out, "tiny", None, None)
     # (a line naming the run folder may be longer: here a temporary path)
     assert max(len(line) for line in text.splitlines() if str(out) not in line) <= WIDTH
     nxt = text[text.index("next: "):]
     assert nxt.startswith("next: zerochess experiment contempt_wdl --scale small\n")
-    assert "--estimate" in nxt
-    # the small scale (configs/experiment_contempt_wdl.yaml): 8 N_scl x 16 games, 128 nodes
-    # a side, 160 plies assumed per game: 128 * 80 * 256 nodes at 2621.44 nodes/s = 1000 s
-    seconds = 8 * 16 * (160 / 2) * (128 + 128) / nodes_per_s
-    assert math.isclose(seconds, 1000.0)
-    assert "roughly 17 min on this machine" in " ".join(nxt.split())
+    words = " ".join(nxt.split())
+    # the small scale (configs/experiment_contempt_wdl.yaml): 8 N_scl x 16 games of 128
+    # nodes a move, 160 plies assumed per game: 20,480 positions; at this run's 20.48
+    # positions/s, 1000 s; its trees hold 8x the nodes of this run's 16
+    assert math.isclose(8 * 16 * 160 / (2048 / 100.0), 1000.0)
+    assert "128 games, 20,480 positions of 128 nodes" in words
+    assert "at this run's 20.5 positions/s 17 min, longer with trees 8x this run's" in words
+    assert "--estimate measures its time on this machine first" in words
     last = next_line("contempt_wdl", "full", 0, None, None)
     assert "largest" in last and max(len(x) for x in last.splitlines()) <= WIDTH
 

@@ -60,25 +60,30 @@ def terminal_summary(experiment: Any, out: Path, scale: str, config: Any,
     where its files are, and a "next:" line."""
     import json
 
+    from zerochess.experiments.common import SCALES
     from zerochess.experiments.terminal import next_line, terminal_text
 
     narrow = experiment.narrow(out) if experiment.narrow is not None else []
     text = terminal_text((out / "summary.md").read_text(), out, narrow)
     cfg = experiment.resolve(scale, config, seed)
-    nodes_per_s = None
+    rate = per_position = None
     stats_file = out / "throughput.json"
     if stats_file.is_file():
         stats = json.loads(stats_file.read_text())
         stats = stats if isinstance(stats, list) else [stats]
         secs = sum(s["seconds"] for s in stats)
-        nodes_per_s = sum(s["nodes"] for s in stats) / secs if secs > 0 else None
+        positions = sum(s["positions"] for s in stats)
+        rate = positions / secs if secs > 0 and positions else None
+        per_position = sum(s["nodes"] for s in stats) / positions if positions else None
+
+    following = SCALES[SCALES.index(scale) + 1] if scale in SCALES[:-1] else None
+    if following and experiment.resolve(following, config, seed).get("model") != cfg.get(
+            "model"):
+        rate = None  # another network: this run's pace says nothing about it
 
     def plan_of(following: str) -> Any:
-        nxt = experiment.resolve(following, config, seed)
-        if nxt.get("model") != cfg.get("model"):
-            raise ValueError("another model: this run's rate does not apply")
-        return experiment.plan(nxt)
+        return experiment.plan(experiment.resolve(following, config, seed))
 
     plan = plan_of if experiment.plan is not None else None
     return (f"{text}\nresults: {out}  (summary.md: the full tables)\n"
-            f"{next_line(experiment.name, scale, cfg['seed'], plan, nodes_per_s)}")
+            f"{next_line(experiment.name, scale, cfg['seed'], plan, rate, per_position)}")

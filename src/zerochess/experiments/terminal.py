@@ -97,22 +97,24 @@ def compile_sentence(warmup_compile_s: float | None, play_compile_s: float) -> s
     return f"compiling {play_compile_s:.0f} s during the games"
 
 
-def rough_seconds(plan: Sequence[Any], nodes_per_s: float) -> float:
-    """Seconds the planned games take at ``nodes_per_s`` (every ply searches its mover's
-    nodes; the plan's assumed game length): a rough guess from another scale's rate."""
-    total = 0.0
+def planned_work(plan: Sequence[Any]) -> tuple[int, float, float]:
+    """(games, searched positions, mean nodes per position) of the planned games, at the
+    plan's assumed game length."""
+    games, positions, nodes = 0, 0.0, 0.0
     for part in plan:
         for spec in part.specs:
-            nodes = [getattr(part.players.get(side), "nodes", 0) or 0
+            sides = [getattr(part.players.get(side), "nodes", 0) or 0
                      for side in (spec.white, spec.black)]
-            total += part.plies / 2 * sum(nodes)
-    return total / max(nodes_per_s, 1e-9)
+            games += 1
+            positions += part.plies
+            nodes += part.plies / 2 * sum(sides)
+    return games, positions, nodes / positions if positions else 0.0
 
 
 def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Sequence[Any]] | None,
-              nodes_per_s: float | None) -> str:
-    """What to run next: the next scale, with a rough expected time from this run's rate,
-    and ``--estimate``, which measures it."""
+              positions_per_s: float | None, nodes_per_position: float | None = None) -> str:
+    """What to run next: the next scale, its size, a rough time at this run's pace, and
+    ``--estimate``, which measures its time on this machine."""
     from zerochess.experiments.common import SCALES
     from zerochess.experiments.runtime import _duration
 
@@ -123,17 +125,24 @@ def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Seque
                              "zerochess experiment --help and experiments/README.md", WIDTH,
                              subsequent_indent="      ")
     cmd = f"zerochess experiment {name} --scale {following}{seed_arg}"
-    guess = ""
-    if next_plan is not None and nodes_per_s:
+    about = ""
+    if next_plan is not None:
         try:
-            seconds = rough_seconds(next_plan(following), nodes_per_s)
+            games, positions, per_position = planned_work(next_plan(following))
         except (KeyError, ValueError, AttributeError):
-            seconds = math.nan
-        if math.isfinite(seconds) and seconds > 0:
-            guess = (f"roughly {_duration(seconds)} on this machine at this run's "
-                     f"{nodes_per_s:,.0f} nodes/s (larger trees search at another rate); ")
-    more = textwrap.fill(f"{guess}add --estimate to measure its time first, playing nothing.",
-                         WIDTH, initial_indent="      ", subsequent_indent="      ")
+            games = 0
+        if games:
+            about = f"{games} games, {positions:,.0f} positions of {per_position:.0f} nodes"
+            if positions_per_s:
+                about += (f"; at this run's {positions_per_s:.1f} positions/s "
+                          f"{_duration(positions / positions_per_s)}")
+                if nodes_per_position and per_position > 1.5 * nodes_per_position:
+                    about += (f", longer with trees {per_position / nodes_per_position:.0f}x "
+                              "this run's")
+            about += ". "
+    more = textwrap.fill(f"{about}--estimate measures its time on this machine first "
+                         "(a short warm-up; nothing is played).", WIDTH,
+                         initial_indent="      ", subsequent_indent="      ")
     return f"next: {cmd}\n{more}"
 
 
@@ -166,5 +175,5 @@ def wdl_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> list[s
                       body) + ["(W-D-B: white wins, draws, black wins; plies: mean game length)"]
 
 
-__all__ = ["WIDTH", "compile_sentence", "next_line", "rough_seconds", "terminal_text",
+__all__ = ["WIDTH", "compile_sentence", "next_line", "planned_work", "terminal_text",
            "text_table", "wdl_table"]
