@@ -53,7 +53,7 @@ def test_for_player_takes_every_field_of_the_mover_whatever_its_shape():
     puct = _params(SearchConfig(cpuct=2.5), 2)
     assert sc.move_avoid.ndim == 3 and sc.hybrid_nodes.ndim == 2  # not [B]
     player = np.array([0, 1, 1, 0, 1, 0], np.int32)
-    both = stack_players(sc, puct)
+    both = jax.jit(stack_players)(sc, puct)
     out = jax.jit(for_player)(both, jnp.asarray(player))
     names = [f for f in sc.keys()]
     assert len(names) == len(jax.tree.leaves(sc))
@@ -64,7 +64,7 @@ def test_for_player_takes_every_field_of_the_mover_whatever_its_shape():
         assert got.shape == ref.shape and got.dtype == ref.dtype, name
         np.testing.assert_array_equal(got, ref, err_msg=name)
     np.testing.assert_array_equal(np.asarray(out.n_scl), np.where(player == 0, 5, 2**31 - 1))
-    same = player_settings([sc, puct], jnp.asarray(player))
+    same = jax.jit(player_settings)([sc, puct], jnp.asarray(player))
     for a, b in zip(jax.tree.leaves(same), jax.tree.leaves(out), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
@@ -201,16 +201,20 @@ def test_dense_and_slot_targets_convert_both_ways():
         for k in range(218):
             if legal[b, k] >= 0:
                 ref[b, legal[b, k]] = values[b, k]
-    for xp in (jnp, np):
-        dense = np.asarray(slots_to_dense(legal, values, xp=xp))
-        np.testing.assert_array_equal(dense, ref)
-        np.testing.assert_array_equal(np.asarray(dense_to_slots(dense, legal, xp=xp)), values)
-        lc0 = np.asarray(slots_to_dense(legal, values, illegal=-1.0, xp=xp))
-        np.testing.assert_array_equal(lc0, np.asarray(dense_policy(legal, values, xp)))
-        on = np.zeros_like(ref, bool)
-        for b in range(7):
-            on[b, legal[b][legal[b] >= 0]] = True
-        np.testing.assert_array_equal(lc0, np.where(on, ref, -1.0))
+    on = np.zeros_like(ref, bool)
+    for b in range(7):
+        on[b, legal[b][legal[b] >= 0]] = True
+
+    def convert(xp):
+        dense = slots_to_dense(legal, values, xp=xp)
+        return (dense, dense_to_slots(dense, legal, xp=xp),
+                slots_to_dense(legal, values, illegal=-1.0, xp=xp))
+
+    for dense, back, lc0 in (jax.jit(lambda: convert(jnp))(), convert(np)):
+        np.testing.assert_array_equal(np.asarray(dense), ref)
+        np.testing.assert_array_equal(np.asarray(back), values)
+        np.testing.assert_array_equal(np.asarray(lc0), np.where(on, ref, -1.0))
+        np.testing.assert_array_equal(np.asarray(lc0), dense_policy(legal, values, np))
     mask = rng.random((3, 2, NUM_MOVES)) < 0.05
     idx = np.asarray(jax.jit(legal_indices)(mask))
     for a in range(3):
