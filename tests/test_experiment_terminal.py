@@ -95,6 +95,9 @@ def test_next_line_names_the_next_scale_its_size_pace_and_estimate(tmp_path):
     assert "128 games, 20,480 positions of 128 nodes" in words
     assert "at this run's 20.5 positions/s 17 min, longer with trees 8x this run's" in words
     assert "--estimate measures its time on this machine first" in words
+    # an experiment without a plan has no --estimate: the line does not offer it
+    assert next_line("odds", "tiny", 3, None, 10.0) == "next: zerochess experiment odds " \
+        "--scale small --seed 3"
     last = next_line("contempt_wdl", "full", 0, None, None)
     assert "largest" in last and max(len(x) for x in last.splitlines()) <= WIDTH
 

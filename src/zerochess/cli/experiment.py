@@ -77,9 +77,12 @@ def terminal_summary(experiment: Any, out: Path, scale: str, config: Any,
         per_position = sum(s["nodes"] for s in stats) / positions if positions else None
 
     following = SCALES[SCALES.index(scale) + 1] if scale in SCALES[:-1] else None
-    if following and experiment.resolve(following, config, seed).get("model") != cfg.get(
-            "model"):
-        rate = None  # another network: this run's pace says nothing about it
+    try:
+        if following and experiment.resolve(following, config, seed).get(
+                "model") != cfg.get("model"):
+            rate = None  # another network: this run's pace says nothing about it
+    except ValueError:
+        rate = None  # the next scale does not resolve with these overrides
 
     def plan_of(following: str) -> Any:
         return experiment.plan(experiment.resolve(following, config, seed))

@@ -129,7 +129,7 @@ def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Seque
     if next_plan is not None:
         try:
             games, positions, per_position = planned_work(next_plan(following))
-        except (KeyError, ValueError, AttributeError):
+        except Exception:  # noqa: BLE001 - a hint: never fail a finished run over it
             games = 0
         if games:
             about = f"{games} games, {positions:,.0f} positions of {per_position:.0f} nodes"
@@ -140,6 +140,8 @@ def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Seque
                     about += (f", longer with trees {per_position / nodes_per_position:.0f}x "
                               "this run's")
             about += ". "
+    if next_plan is None:  # no plan: no run-time estimate either
+        return f"next: {cmd}"
     more = textwrap.fill(f"{about}--estimate measures its time on this machine first "
                          "(a short warm-up; nothing is played).", WIDTH,
                          initial_indent="      ", subsequent_indent="      ")
