@@ -11,7 +11,7 @@ from pathlib import Path
 from zerochess.cli.experiment import terminal_summary
 from zerochess.experiments import contempt_wdl, get_experiment
 from zerochess.experiments.common import throughput_note, wdl_counts, write_csv
-from zerochess.experiments.terminal import WIDTH, next_line, terminal_text
+from zerochess.experiments.terminal import WIDTH, next_line, terminal_text, wrap_lines
 from zerochess.games.loop import RunStats
 
 GAMES = {  # N_scl -> results of its self-play games
@@ -116,3 +116,13 @@ def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys):
     assert 2 <= len(lines) <= 11 and done == sorted(done) and done[-1] == 25
     assert all(line.startswith("contempt_wdl: ") and len(line) <= WIDTH for line in lines)
     assert "1,234 nodes/s" in lines[-1] and "left" not in lines[-1]
+
+
+def test_wrap_lines_keeps_each_line_and_its_indent():
+    text = "Expected run time " + "word " * 30 + "\n  measured: " + "x " * 60 + "\n\nend"
+    out = wrap_lines(text)
+    assert max(len(line) for line in out.splitlines()) <= WIDTH
+    assert out.split() == text.split()
+    second = out.splitlines()
+    start = next(i for i, line in enumerate(second) if line.startswith("  measured"))
+    assert second[start + 1].startswith("    x")

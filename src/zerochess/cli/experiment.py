@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         if est is None:
             print(f"experiment {args.name} has no run-time estimate")
             return 0
-        print(est.text())
+        from zerochess.experiments.terminal import wrap_lines
+
+        print(wrap_lines(est.text()))
         return 0
     seed = checked_seed(args.seed)
     out = experiment.execute(args.scale, args.out, seed, args.config,

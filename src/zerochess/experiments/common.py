@@ -144,9 +144,10 @@ class Experiment:
         est = self.estimate(cfg, out, rules)
         if est is not None:
             from zerochess.experiments.runtime import write_estimate
+            from zerochess.experiments.terminal import wrap_lines
 
             write_estimate(out, est)
-            print(est.text(), file=sys.stderr, flush=True)
+            print(wrap_lines(est.text()), file=sys.stderr, flush=True)
         ctx = Context(self.name, scale, cfg, out, progress, rules)
         body = self.run(ctx)
         stats = [s.summary() for s in ctx.stats if s.games]

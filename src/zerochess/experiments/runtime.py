@@ -221,9 +221,11 @@ def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None
     (a game in play when the run stopped counts the plies it has left: its saved moves
     are not played again). ``rules``: where the searches' chess rules run."""
     backend, machine = machine_description()
-    print(f"Measuring a short warm-up on this machine ({machine}) for the run-time estimate "
-          "(the search compiles first; the run reuses the compile)...", file=sys.stderr,
-          flush=True)
+    from zerochess.experiments.terminal import wrap_lines
+
+    print(wrap_lines(f"Measuring a short warm-up on this machine ({machine}) for the run-time "
+                     "estimate (the search compiles first; the run reuses the compile)..."),
+          file=sys.stderr, flush=True)
     t_start = time.perf_counter()
     done, lengths = _done(out_dir)
     in_play = saved_plies(out_dir)

@@ -84,6 +84,16 @@ def terminal_text(markdown: str, out_dir: Path, narrow: Sequence[list[str]] = ()
     return "\n".join(out).rstrip() + "\n"
 
 
+def wrap_lines(text: str, width: int = WIDTH) -> str:
+    """Each line of ``text`` wrapped to ``width`` columns, its continuation lines indented
+    two more than the line itself (for the terminal)."""
+    out = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out.append(textwrap.fill(line, width, subsequent_indent=indent) if line else "")
+    return "\n".join(out)
+
+
 def compile_sentence(warmup_compile_s: float | None, play_compile_s: float) -> str:
     """One figure for the run's compile time: the warm-up's (before the games, which reuse
     it) plus any the games themselves needed (other batch sizes)."""
@@ -178,4 +188,4 @@ def wdl_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> list[s
 
 
 __all__ = ["WIDTH", "compile_sentence", "next_line", "planned_work", "terminal_text",
-           "text_table", "wdl_table"]
+           "text_table", "wdl_table", "wrap_lines"]
