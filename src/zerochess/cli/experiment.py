@@ -90,5 +90,5 @@ def terminal_summary(experiment: Any, out: Path, scale: str, config: Any,
         return experiment.plan(experiment.resolve(following, config, seed))
 
     plan = plan_of if experiment.plan is not None else None
-    return (f"{text}\nresults: {out}  (summary.md: the full tables)\n"
+    return (f"{text}\nresults: {out}\n(its summary.md has the full tables)\n"
             f"{next_line(experiment.name, scale, cfg['seed'], plan, rate, per_position)}")
