@@ -17,8 +17,6 @@ from zerochess.neural import load_model
 
 from compile_count import count_compiles
 
-pytestmark = pytest.mark.tier2  # compiles a whole self-play scan (minutes on 2 cores)
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -30,6 +28,17 @@ def _example():
     return module
 
 
+def test_az_example_settings_give_player_0_search_contempt_and_player_1_puct():
+    """The default-tier sibling: the example loads and its settings are per player."""
+    example = _example()
+    settings = example.make_settings(load_model("resnet:1x8"), 3)
+    np.testing.assert_array_equal(np.asarray(settings.n_scl),
+                                  [[5, 5, 5], [2**31 - 1] * 3])
+    assert settings.move_avoid.shape[:2] == (2, 3)
+    assert float(settings.dirichlet_epsilon[1, 0]) == pytest.approx(0.25)
+
+
+@pytest.mark.tier2  # compiles a whole self-play scan (minutes on 2 cores)
 def test_az_example_trains_and_its_second_round_compiles_nothing():
     example = _example()
     model = load_model("resnet:1x8")
