@@ -21,6 +21,7 @@ from zerochess.errors import ConfigError, quote
 
 LICHESS_K = 0.00368208  # Lichess's win% logistic: win% = 50 + 50 * (2 / (1 + e^(-k cp)) - 1)
 CP_CLAMP = 1000
+SEARCH_DIRS = ("/usr/games", "/usr/local/bin")  # looked in after PATH (Debian: /usr/games)
 INSTALL_HINT = ("install it (Debian/Ubuntu: apt-get install stockfish, binary "
                 "/usr/games/stockfish) or name the binary with `stockfish: {command: PATH}`")
 
@@ -52,12 +53,12 @@ def find_stockfish_binary(command: str | None = None) -> str:
                               f"file; {INSTALL_HINT}")
         return found
     found = shutil.which("stockfish")
-    for folder in ("/usr/games", "/usr/local/bin"):
+    for folder in SEARCH_DIRS:
         path = Path(folder) / "stockfish"
         if found is None and path.is_file() and os.access(path, os.X_OK):
             found = str(path)
     if found is None:
-        raise ConfigError(f"stockfish not found on PATH, in /usr/games or /usr/local/bin; "
+        raise ConfigError(f"stockfish not found on PATH or in {', '.join(SEARCH_DIRS)}; "
                           f"{INSTALL_HINT}")
     return found
 
@@ -111,5 +112,5 @@ class Stockfish:
         return Judged(value, moves, values)
 
 
-__all__ = ["CP_CLAMP", "LICHESS_K", "Judged", "Stockfish", "cp_to_value",
+__all__ = ["CP_CLAMP", "LICHESS_K", "SEARCH_DIRS", "Judged", "Stockfish", "cp_to_value",
            "find_stockfish_binary", "score_to_value"]

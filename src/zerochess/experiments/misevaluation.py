@@ -38,7 +38,7 @@ from zerochess.experiments.intervals import (
     wilson_interval,
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
-from zerochess.experiments.scan import GameLog, game_boards, scan_plies
+from zerochess.experiments.scan import GameLog, check_scannable, game_boards, scan_plies
 from zerochess.experiments.variants import check_scan_config, variant_points
 from zerochess.games.config import PlayerSpec
 
@@ -98,6 +98,8 @@ def ratio_row(games: Sequence[GameValues], variant: str, base: str, judge: str, 
 
 
 def _check(cfg: dict[str, Any]) -> None:
+    from zerochess.experiments.judge import find_stockfish_binary
+
     check_scan_config(cfg)
     ts = cfg["thresholds"]
     if not isinstance(ts, list) or not ts or not all(
@@ -105,6 +107,7 @@ def _check(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"thresholds must be a list of numbers in (0, 2), got {quote(ts)}")
     if cfg["baseline"] not in [v["name"] for v in cfg["variants"]]:
         raise ConfigError(f"baseline {quote(cfg['baseline'])} is not one of the variants")
+    find_stockfish_binary(cfg["stockfish"].get("command"))  # before any game is played
 
 
 def points(cfg: dict[str, Any]) -> list[tuple[PlayerSpec, dict[str, Any]]]:
@@ -190,15 +193,11 @@ def tables(games: Sequence[GameValues], cfg: Mapping[str, Any]
 def run(ctx: Context) -> str:
     cfg = ctx.config
     rows = selfplay_points(ctx, points(cfg))
-    if not rows:
-        raise ConfigError(f"misevaluation: no games in {ctx.out_dir} (games_per_point 0?)")
+    check_scannable(NAME, rows, cfg["min_ply"], cfg["ply_stride"], ctx.out_dir)
     start = time.perf_counter()
     games = scan_games(ctx, rows)
     ctx.notes.append(f"Scanning (deep search + Stockfish) took {time.perf_counter() - start:.0f} s "
                      "in this call.")
-    if not sum(len(g.raw) for g in games):
-        raise ConfigError("misevaluation: the games hold no scanned positions (min_ply "
-                          "beyond every game's length?)")
     shares, ratios = tables(games, cfg)
     write_csv(ctx.out_dir / f"{NAME}.csv", shares)
     write_csv(ctx.out_dir / f"{NAME}_ratio.csv", ratios)

@@ -45,7 +45,7 @@ from zerochess.experiments.miner import (
     validate,
 )
 from zerochess.experiments.runtime import SELFPLAY_PLIES, PlannedGames
-from zerochess.experiments.scan import GameLog, game_boards, scan_plies
+from zerochess.experiments.scan import GameLog, check_scannable, game_boards, scan_plies
 from zerochess.experiments.variants import check_scan_config, variant_points
 from zerochess.validation import as_count
 
@@ -228,12 +228,8 @@ def _selfplay_rate(ctx: Context) -> float:
 def run(ctx: Context) -> str:
     cfg = ctx.config
     rows = selfplay_points(ctx, variant_points(cfg))
-    if not rows:
-        raise ConfigError(f"puzzles: no games in {ctx.out_dir}")
+    check_scannable(NAME, rows, cfg["min_ply"], cfg["ply_stride"], ctx.out_dir)
     done = mine_games(ctx, rows)
-    if not sum(int(x["positions"]) for x in done.values()):
-        raise ConfigError(f"puzzles: the games in {ctx.out_dir} hold no scanned positions "
-                          f"(min_ply {cfg['min_ply']} beyond every game's length?)")
     lichess, info = [], []
     for g in sorted(done):
         for item in done[g]["puzzles"]:

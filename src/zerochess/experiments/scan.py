@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,17 @@ def game_boards(row: Mapping[str, str]) -> tuple[list[chess.Board], list[chess.M
 def scan_plies(plies: int, min_ply: int, stride: int) -> list[int]:
     """The plies of a game of ``plies`` moves that a scan looks at."""
     return list(range(min_ply, plies, stride))
+
+
+def check_scannable(name: str, rows: Sequence[Mapping[str, str]], min_ply: int,
+                    stride: int, where: Any) -> None:
+    """``ConfigError`` for an empty run: no games, or no position to scan in any of them."""
+    if not rows:
+        raise ConfigError(f"{name}: no games in {where}: nothing to scan")
+    if not any(scan_plies(int(r["plies"]), min_ply, stride) for r in rows):
+        longest = max(int(r["plies"]) for r in rows)
+        raise ConfigError(f"{name}: none of the {len(rows)} games in {where} has a position "
+                          f"to scan (min_ply {min_ply}, the longest game {longest} plies)")
 
 
 class GameLog:
@@ -70,4 +81,4 @@ class GameLog:
             os.fsync(f.fileno())
 
 
-__all__ = ["GameLog", "game_boards", "scan_plies"]
+__all__ = ["GameLog", "check_scannable", "game_boards", "scan_plies"]

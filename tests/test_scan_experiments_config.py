@@ -1,0 +1,69 @@
+"""The misevaluation and puzzles experiments' settings: clear errors for a missing
+Stockfish, a bad key or value, an unreadable config, and an empty run (no game, or no
+position to scan), all before any search."""
+
+from __future__ import annotations
+
+import pytest
+
+from zerochess.errors import ConfigError
+from zerochess.experiments import get_experiment
+from zerochess.experiments import judge as judge_module
+from zerochess.experiments.scan import check_scannable
+
+
+@pytest.fixture(params=["misevaluation", "puzzles"])
+def name(request):
+    return request.param
+
+
+def test_missing_stockfish_binary(name, tmp_path, monkeypatch):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"stockfish: {{nodes: 100, command: {tmp_path}/no-stockfish}}\n")
+    with pytest.raises(ConfigError, match="stockfish not found: .*no-stockfish"):
+        get_experiment(name).resolve("tiny", cfg)
+    # none on PATH nor in the usual folders: the message says where it looked
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(judge_module, "SEARCH_DIRS", (str(tmp_path),))
+    with pytest.raises(ConfigError, match="stockfish not found on PATH.*apt-get install"):
+        judge_module.find_stockfish_binary()
+
+
+@pytest.mark.parametrize("text,match", [
+    ("deep_nodes: 20\n", "deep_nodes must be at least 10x nodes"),
+    ("bogus: 1\n", "unknown key"),
+    ("variants: [{name: a, n_scl: 1}, {name: a, n_scl: 2}]\n", "distinct"),
+    ("variants: [{name: a, speed: 1}]\n", "unknown key"),
+    ("stockfish: {nodes: 0}\n", "stockfish.nodes"),
+    ("stockfish: {}\n", "stockfish needs"),
+    ("baseline: nobody\n", "baseline 'nobody'"),
+    ("nodes: [\n", "invalid YAML"),
+])
+def test_bad_settings_are_named(name, tmp_path, text, match):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        get_experiment(name).resolve("tiny", cfg)
+
+
+def test_unreadable_config(name, tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        get_experiment(name).resolve("tiny", tmp_path / "missing.yaml")
+
+
+def test_puzzle_only_settings(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    for text, match in (("margin: -1\n", "margin must be"), ("ladder: [0]\n", "ladder"),
+                        ("shallow_nodes: 500\n", "shallow_nodes")):
+        cfg.write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            get_experiment("puzzles").resolve("tiny", cfg)
+
+
+def test_empty_run():
+    with pytest.raises(ConfigError, match="no games in DIR"):
+        check_scannable("puzzles", [], 1, 1, "DIR")
+    rows = [{"plies": "3"}, {"plies": "0"}]
+    with pytest.raises(ConfigError, match="none of the 2 games in DIR.*min_ply 5.*3 plies"):
+        check_scannable("puzzles", rows, 5, 1, "DIR")
+    check_scannable("puzzles", rows, 2, 1, "DIR")  # ply 2 of the first game: fine
