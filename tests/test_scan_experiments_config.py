@@ -4,11 +4,14 @@ position to scan), all before any search."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from zerochess.errors import ConfigError
 from zerochess.experiments import get_experiment
 from zerochess.experiments import judge as judge_module
+from zerochess.experiments.common import Context
 from zerochess.experiments.scan import check_scannable
 
 
@@ -20,8 +23,15 @@ def name(request):
 def test_missing_stockfish_binary(name, tmp_path, monkeypatch):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"stockfish: {{nodes: 100, command: {tmp_path}/no-stockfish}}\n")
+    exp = get_experiment(name)
+    resolved = exp.resolve("tiny", cfg)  # settings resolve without Stockfish...
+    played = []
+    module = sys.modules[f"zerochess.experiments.{name}"]
+    monkeypatch.setattr(module, "selfplay_points", lambda *a: played.append(a) or [])
+    ctx = Context(name, "tiny", resolved, tmp_path / "run", progress=False)
     with pytest.raises(ConfigError, match="stockfish not found: .*no-stockfish"):
-        get_experiment(name).resolve("tiny", cfg)
+        exp.run(ctx)  # ...and the run stops on it before playing a game
+    assert played == []
     # none on PATH nor in the usual folders: the message says where it looked
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(judge_module, "SEARCH_DIRS", (str(tmp_path),))

@@ -98,8 +98,6 @@ def ratio_row(games: Sequence[GameValues], variant: str, base: str, judge: str, 
 
 
 def _check(cfg: dict[str, Any]) -> None:
-    from zerochess.experiments.judge import find_stockfish_binary
-
     check_scan_config(cfg)
     ts = cfg["thresholds"]
     if not isinstance(ts, list) or not ts or not all(
@@ -107,7 +105,6 @@ def _check(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"thresholds must be a list of numbers in (0, 2), got {quote(ts)}")
     if cfg["baseline"] not in [v["name"] for v in cfg["variants"]]:
         raise ConfigError(f"baseline {quote(cfg['baseline'])} is not one of the variants")
-    find_stockfish_binary(cfg["stockfish"].get("command"))  # before any game is played
 
 
 def points(cfg: dict[str, Any]) -> list[tuple[PlayerSpec, dict[str, Any]]]:
@@ -191,7 +188,10 @@ def tables(games: Sequence[GameValues], cfg: Mapping[str, Any]
 
 
 def run(ctx: Context) -> str:
+    from zerochess.experiments.judge import find_stockfish_binary
+
     cfg = ctx.config
+    find_stockfish_binary(cfg["stockfish"].get("command"))  # before any game is played
     rows = selfplay_points(ctx, points(cfg))
     check_scannable(NAME, rows, cfg["min_ply"], cfg["ply_stride"], ctx.out_dir)
     start = time.perf_counter()

@@ -58,8 +58,6 @@ def settings(cfg: Mapping[str, Any]) -> MinerSettings:
 
 
 def _check(cfg: dict[str, Any]) -> None:
-    from zerochess.experiments.judge import find_stockfish_binary
-
     check_scan_config(cfg)
     cfg["min_ply"] = max(cfg["min_ply"], 1)  # a puzzle needs the opponent's last move
     cfg["shallow_nodes"] = as_count(cfg["shallow_nodes"], "shallow_nodes", 1,
@@ -78,7 +76,6 @@ def _check(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"stockfish.margin must be a number >= 0, got {quote(sf_margin)}")
     if cfg["baseline"] not in [v["name"] for v in cfg["variants"]]:
         raise ConfigError(f"baseline {quote(cfg['baseline'])} is not one of the variants")
-    find_stockfish_binary(cfg["stockfish"].get("command"))  # before any game is played
 
 
 def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
@@ -226,7 +223,10 @@ def _selfplay_rate(ctx: Context) -> float:
 
 
 def run(ctx: Context) -> str:
+    from zerochess.experiments.judge import find_stockfish_binary
+
     cfg = ctx.config
+    find_stockfish_binary(cfg["stockfish"].get("command"))  # before any game is played
     rows = selfplay_points(ctx, variant_points(cfg))
     check_scannable(NAME, rows, cfg["min_ply"], cfg["ply_stride"], ctx.out_dir)
     done = mine_games(ctx, rows)
