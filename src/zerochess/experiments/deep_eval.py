@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import chess
 import numpy as np
 
+from zerochess.errors import ConfigError, quote
 from zerochess.games.config import search_config_from_dict
 from zerochess.games.players import get_model, get_searcher
 
@@ -51,18 +52,22 @@ def analysis_from_result(res: Any) -> Analysis:
 class SearchAnalyzer:
     """The real analyzer: the experiment's network searched with plain PUCT (no noise, no
     search-contempt; ``search`` adds SearchConfig keys), ``batch`` boards at a time, one
-    seed per call (the search has no randomness without noise)."""
+    seed per call (the search has no randomness without noise). Every node count up to
+    ``max_nodes`` runs on one compiled program (trees of ``max_nodes + 1`` nodes)."""
 
-    def __init__(self, model: str, search: dict[str, Any] | None = None, batch: int = 32,
-                 seed: int = 0, rules: str | None = None) -> None:
+    def __init__(self, model: str, max_nodes: int, search: dict[str, Any] | None = None,
+                 batch: int = 32, seed: int = 0, rules: str | None = None) -> None:
         self.model = get_model(model)
+        self.max_nodes = max_nodes  # one tree size for every node count: one compile
         self.config = search_config_from_dict(dict(search or {}), "deep_search")
         self.batch = batch
         self.seed = seed
         self.rules = rules
 
     def __call__(self, boards: Sequence[chess.Board], nodes: int) -> list[Analysis]:
-        searcher = get_searcher(self.model, max(nodes + 1, 2), self.rules)
+        if not 1 <= nodes <= self.max_nodes:
+            raise ConfigError(f"nodes must be in [1, {self.max_nodes}], got {quote(nodes)}")
+        searcher = get_searcher(self.model, self.max_nodes + 1, self.rules)
         out: list[Analysis] = []
         for start in range(0, len(boards), self.batch):
             part = list(boards[start:start + self.batch])

@@ -130,8 +130,8 @@ def scan_games(ctx: Context, rows: Sequence[Mapping[str, str]]) -> list[GameValu
     if todo:
         sf_cfg = cfg["stockfish"] or {}
         with Stockfish(sf_cfg.get("command"), sf_cfg.get("nodes"), sf_cfg.get("depth")) as sf:
-            analyzer = SearchAnalyzer(cfg["model"], cfg["deep_search"], cfg["analysis_batch"],
-                                      cfg["seed"], ctx.rules)
+            analyzer = SearchAnalyzer(cfg["model"], cfg["deep_nodes"], cfg["deep_search"],
+                                      cfg["analysis_batch"], cfg["seed"], ctx.rules)
             chunk: list[Mapping[str, str]] = []
             for i, row in enumerate(todo):
                 chunk.append(row)

@@ -108,8 +108,8 @@ def mine_games(ctx: Context, rows: Sequence[Mapping[str, str]]) -> dict[int, dic
     s = settings(cfg)
     sf_cfg = cfg["stockfish"]
     sf_margin = float(sf_cfg.get("margin", 0.3))
-    analyzer = SearchAnalyzer(cfg["model"], cfg["deep_search"], cfg["analysis_batch"],
-                              cfg["seed"], ctx.rules)
+    analyzer = SearchAnalyzer(cfg["model"], cfg["deep_nodes"], cfg["deep_search"],
+                              cfg["analysis_batch"], cfg["seed"], ctx.rules)
     with Stockfish(sf_cfg.get("command"), sf_cfg.get("nodes"), sf_cfg.get("depth")) as sf:
         chunk: list[Mapping[str, str]] = []
         for i, row in enumerate(todo):
