@@ -7,6 +7,7 @@ into Lichess's columns and its ``Moves`` are legal from its ``FEN``."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 
@@ -63,21 +64,24 @@ def depth_for(nodes: int) -> int:
 
 
 def stub_analyze(boards, nodes):
-    out = []
-    for board in boards:
-        b = board.copy(stack=False)
-        moves = sorted(b.legal_moves, key=lambda m: m.uci())
-        values = []
-        for m in moves:
-            b.push(m)
-            values.append(-negamax(b, depth_for(nodes) - 1))  # exact (no window) per move
-            b.pop()
-        order = sorted(range(len(moves)), key=lambda i: (-values[i], moves[i].uci()))
-        best = moves[order[0]]
-        out.append(Analysis(raw=static(b), value=values[order[0]], best=best,
-                            moves=[moves[i] for i in order], values=[values[i] for i in order],
-                            visits=[1] * len(moves), pv=[best]))
-    return out
+    return [_stub_one(board.fen(), depth_for(nodes)) for board in boards]
+
+
+@functools.cache
+def _stub_one(fen: str, depth: int) -> Analysis:
+    """One position's stand-in analysis (cached: the tests ask for the same ones again)."""
+    b = chess.Board(fen)
+    moves = sorted(b.legal_moves, key=lambda m: m.uci())
+    values = []
+    for m in moves:
+        b.push(m)
+        values.append(-negamax(b, depth - 1))  # exact (no window) per move
+        b.pop()
+    order = sorted(range(len(moves)), key=lambda i: (-values[i], moves[i].uci()))
+    best = moves[order[0]]
+    return Analysis(raw=static(b), value=values[order[0]], best=best,
+                    moves=[moves[i] for i in order], values=[values[i] for i in order],
+                    visits=[1] * len(moves), pv=[best])
 
 
 def planted(before_fen: str, last_uci: str) -> tuple[Source, chess.Board]:
@@ -191,3 +195,35 @@ def test_themes_promotion_and_hanging(fen, uci, theme):
     # hanging piece: the black knight on d5 is undefended; Qxd5 takes it
     b = chess.Board("4k3/8/8/3n4/8/8/8/3QK3 w - - 0 1")
     assert "hangingPiece" in themes_of(b, [chess.Move.from_uci("d1d5")], 0.6)
+
+
+class FakeJudge:
+    """A stand-in for Stockfish: the stand-in search at depth 3, top two moves."""
+
+    def __init__(self, tie: bool = False):
+        self.tie = tie
+
+    def judge(self, board, multipv=1):
+        from zerochess.experiments.judge import Judged
+
+        a = stub_analyze([board], DEEP)[0]
+        values = list(a.values[:multipv])
+        if self.tie and len(values) > 1:
+            values[1] = values[0]  # a second move as good: not unique
+        return Judged(values[0], list(a.moves[:multipv]), values)
+
+
+def test_validate_with_a_stand_in_judge():
+    from zerochess.experiments.miner import validate
+
+    fork, mate2 = mine_one(*FORK)[0], mine_one(*MATE2)[0]
+    assert validate(fork, FakeJudge(), 0.3)["passed"]
+    assert validate(mate2, FakeJudge(), 0.3)["passed"]
+    assert not validate(fork, FakeJudge(tie=True), 0.3)["passed"]
+    assert not validate(mate2, FakeJudge(tie=True), 0.3)["passed"]  # Rb1+ is not mate
+    # a mating move passes even when the judge sees a second move as good (any mate counts)
+    before = chess.Board(mate2.fen)
+    for m in mate2.moves[:2]:
+        before.push(m)
+    mate1 = mate2._replace(source=Source(before, mate2.line[1], 0, 3), line=[mate2.line[2]])
+    assert validate(mate1, FakeJudge(tie=True), 0.3)["passed"]
