@@ -71,9 +71,11 @@ class SearchAnalyzer:
         out: list[Analysis] = []
         for start in range(0, len(boards), self.batch):
             part = list(boards[start:start + self.batch])
-            pad = self.batch - len(part)  # one compiled batch shape for every call
+            pad = self.batch - len(part)  # one compiled batch shape for every call; the
+            # padding trees get 1 simulation (done at once: no more network rows for them)
             results = searcher.search(part + [part[0]] * pad, self.config,
-                                      num_simulations=nodes, seed=self.seed)
+                                      num_simulations=[nodes] * len(part) + [1] * pad,
+                                      seed=self.seed)
             out += [analysis_from_result(r) for r in results[:len(part)]]
         return out
 
