@@ -236,14 +236,17 @@ def summarize(shares: Sequence[Mapping[str, Any]], ratios: Sequence[Mapping[str,
               cfg: Mapping[str, Any]) -> str:
     shown = [{**r, "share [95%]": format_interval(r["share"], r["share_low"], r["share_high"], 3)}
              for r in shares]
-    rshown = [{**r, "ratio [95%]": format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])}
-              for r in ratios]
+    over = {(r["variant"], r["judge"], r["threshold"]): r["over"] for r in shares}
+    rshown = [{**r, "ratio [95%]": format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])
+               if over[(r["base"], r["judge"], r["threshold"])] else
+               f"unbounded: `{r['base']}` has no position over t"} for r in ratios]
     sf = cfg["stockfish"] or {}
     limit = f"{sf['nodes']} nodes" if sf.get("nodes") else f"depth {sf.get('depth')}"
     lines = [
         f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per variant, "
-        f"move cap {cfg['max_plies'] or 'none'}; every {cfg['ply_stride']}. position from ply "
-        f"{cfg['min_ply']} scanned. v_raw: the network's W - L; judges: the same network with "
+        f"move cap {cfg['max_plies'] or 'none'}; scanned: the positions before plies "
+        f"{cfg['min_ply']}, {cfg['min_ply'] + cfg['ply_stride']}, ... (every {cfg['ply_stride']}). "
+        "v_raw: the network's W - L; judges: the same network with "
         f"PUCT at {cfg['deep_nodes']} nodes (`deep`), Stockfish at {limit} (`stockfish`, "
         "centipawns -> 2 / (1 + exp(-0.00368208 cp)) - 1, Lichess's win chances, mate +-1). "
         "All values from the side to move, on [-1, 1]. Intervals: 95% percentile bootstrap "

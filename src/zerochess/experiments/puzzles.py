@@ -276,8 +276,9 @@ def summarize(rates: Sequence[Mapping[str, Any]], ratios: Sequence[Mapping[str, 
     limit = f"{sf['nodes']} nodes" if sf.get("nodes") else f"depth {sf.get('depth')}"
     lines = [
         f"Self-play at {cfg['nodes']} nodes/move, {cfg['games_per_point']} games per variant, "
-        f"move cap {cfg['max_plies'] or 'none'}; every {cfg['ply_stride']}. position from ply "
-        f"{cfg['min_ply']} scanned. A puzzle: the deep search ({cfg['deep_nodes']} nodes, the "
+        f"move cap {cfg['max_plies'] or 'none'}; scanned: the positions before plies "
+        f"{cfg['min_ply']}, {cfg['min_ply'] + cfg['ply_stride']}, ... (every {cfg['ply_stride']}). "
+        f"A puzzle: the deep search ({cfg['deep_nodes']} nodes, the "
         f"same network, PUCT) finds a move worth >= {cfg['min_value']} that beats every other "
         f"searched move by >= {cfg['margin']} (win chances on [-1, 1]; a mate in one always "
         f"counts), and the shallow search ({cfg['shallow_nodes']} nodes) plays another move; "
