@@ -74,8 +74,11 @@ def test_ratio_row():
 
 
 def test_cluster_interval_collapses_and_widens():
-    # every game the same share: every resample gives it
-    assert cluster_share_interval([1, 1, 1], [2, 2, 2]) == (0.5, 0.5)
+    # every game the same share: every resample gives it, and the interval is Wilson's
+    assert cluster_share_interval([1, 1, 1], [2, 2, 2]) == pytest.approx(wilson_interval(3, 6))
+    # no position counted: not the point [0, 0] but Wilson's [0, 0.0xx]
+    lo, hi = cluster_share_interval([0] * 10, [10] * 10)
+    assert lo == 0.0 and hi == pytest.approx(wilson_interval(0, 100)[1]) and hi > 0.03
     # all-or-nothing games (positions perfectly correlated within a game): the by-game
     # interval is wider than Wilson's, which treats the 200 positions as independent
     hits, sizes = [20] * 5 + [0] * 5, [20] * 10

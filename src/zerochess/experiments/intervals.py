@@ -61,12 +61,16 @@ def _percentiles(x: np.ndarray, alpha: float = ALPHA) -> tuple[float, float]:
 def cluster_share_interval(hits: Sequence[int], sizes: Sequence[int], draws: int = 2000,
                            seed: int = 0) -> tuple[float, float]:
     """95% interval of ``sum(hits) / sum(sizes)`` where game g holds ``sizes[g]`` positions,
-    ``hits[g]`` of them counted: percentile bootstrap over games (``draws`` resamples)."""
+    ``hits[g]`` of them counted: percentile bootstrap over games (``draws`` resamples),
+    widened to cover the Wilson interval of the pooled count (the bootstrap collapses to a
+    point when no position, or every one, is counted; Wilson does not)."""
     if len(hits) != len(sizes):
         raise ValueError(f"hits and sizes differ in length: {len(hits)} and {len(sizes)}")
     if not len(hits) or sum(sizes) == 0:
         return math.nan, math.nan
-    return _percentiles(_cluster_shares(hits, sizes, draws, np.random.default_rng(seed)))
+    lo, hi = _percentiles(_cluster_shares(hits, sizes, draws, np.random.default_rng(seed)))
+    wl, wh = wilson_interval(int(sum(hits)), int(sum(sizes)))
+    return min(lo, wl), max(hi, wh)
 
 
 def cluster_ratio_interval(hits_a: Sequence[int], sizes_a: Sequence[int],

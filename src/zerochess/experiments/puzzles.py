@@ -267,8 +267,17 @@ def summarize(rates: Sequence[Mapping[str, Any]], ratios: Sequence[Mapping[str, 
                                                       r["validated_share_low"],
                                                       r["validated_share_high"])}
              for r in rates]
-    rshown = [{**r, "ratio [95%]": format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])}
-              for r in ratios]
+    count = {(r["variant"], k): r[c] for r in rates
+             for k, c in (("all", "puzzles"), ("validated", "validated"))}
+
+    def ratio_text(r: Mapping[str, Any]) -> str:
+        if not count[(r["base"], r["puzzles"])]:
+            return f"unbounded: no puzzle from `{r['base']}`"
+        if not count[(r["variant"], r["puzzles"])]:
+            return f"0: no puzzle from `{r['variant']}` (the bootstrap cannot bound it)"
+        return format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])
+
+    rshown = [{**r, "ratio [95%]": ratio_text(r)} for r in ratios]
     levels: dict[int, int] = {}
     for r in info:
         levels[int(r["found_at_nodes"])] = levels.get(int(r["found_at_nodes"]), 0) + 1
