@@ -77,3 +77,29 @@ def test_empty_run():
     with pytest.raises(ConfigError, match="none of the 2 games in DIR.*min_ply 5.*3 plies"):
         check_scannable("puzzles", rows, 5, 1, "DIR")
     check_scannable("puzzles", rows, 2, 1, "DIR")  # ply 2 of the first game: fine
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["puzzles", "--config", "/nonexistent/p.yaml"], "config file not found"),
+    (["puzzles", "--scale", "huge"], "unknown scale 'huge'"),
+    (["experiment", "misevaluation", "--config", "/nonexistent/m.yaml"], "not found"),
+])
+def test_commands_give_one_line_errors(args, needle, capsys):
+    from zerochess.cli import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and err.startswith("error: ") and "\n" not in err
+
+
+def test_puzzles_command_runs_the_puzzles_experiment(tmp_path, capsys, monkeypatch):
+    from zerochess.cli import main
+    from zerochess.experiments import puzzles
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"stockfish: {{nodes: 10, command: {tmp_path}/no-stockfish}}\n")
+    monkeypatch.setattr(puzzles, "selfplay_points", lambda *a: pytest.fail("played"))
+    assert main(["puzzles", "--config", str(cfg), "--out", str(tmp_path / "run"),
+                 "--no-progress"]) == 2
+    assert "stockfish not found" in capsys.readouterr().err
+    assert (tmp_path / "run" / "config.yaml").is_file()  # the puzzles run's folder

@@ -79,7 +79,12 @@ def _check(cfg: dict[str, Any]) -> None:
 
 
 def plan(cfg: dict[str, Any]) -> list[PlannedGames]:
+    """The games ``run`` plays (for the run-time estimate, measured before any game: so
+    a missing Stockfish is reported here, before the warm-up's compile)."""
     from zerochess.experiments.common import selfplay_specs
+    from zerochess.experiments.judge import find_stockfish_binary
+
+    find_stockfish_binary(cfg["stockfish"].get("command"))
 
     players, specs = selfplay_specs(cfg, variant_points(cfg))
     return [PlannedGames(NAME, specs, players, cfg["batch_size"], SELFPLAY_PLIES)]
