@@ -242,9 +242,14 @@ def summarize(shares: Sequence[Mapping[str, Any]], ratios: Sequence[Mapping[str,
     shown = [{**r, "share [95%]": format_interval(r["share"], r["share_low"], r["share_high"], 3)}
              for r in shares]
     over = {(r["variant"], r["judge"], r["threshold"]): r["over"] for r in shares}
-    rshown = [{**r, "ratio [95%]": format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])
-               if over[(r["base"], r["judge"], r["threshold"])] else
-               f"unbounded: `{r['base']}` has no position over t"} for r in ratios]
+    def ratio_text(r: Mapping[str, Any]) -> str:
+        if not over[(r["base"], r["judge"], r["threshold"])]:
+            return f"unbounded: `{r['base']}` has no position over t"
+        if not over[(r["variant"], r["judge"], r["threshold"])]:
+            return f"0: `{r['variant']}` has no position over t (the bootstrap cannot bound it)"
+        return format_interval(r["ratio"], r["ratio_low"], r["ratio_high"])
+
+    rshown = [{**r, "ratio [95%]": ratio_text(r)} for r in ratios]
     sf = cfg["stockfish"] or {}
     limit = f"{sf['nodes']} nodes" if sf.get("nodes") else f"depth {sf.get('depth')}"
     lines = [

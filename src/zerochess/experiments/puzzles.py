@@ -193,7 +193,9 @@ def rate_rows(done: Mapping[int, Mapping[str, Any]], cfg: Mapping[str, Any],
             lo, hi = cluster_share_interval(h, sizes, draws, seed)
             row[key] = 1000 * sum(h) / n if n else math.nan
             row[f"{key}_low"], row[f"{key}_high"] = 1000 * lo, 1000 * hi
-        row["per_hour"] = sum(hits) / hours if hours > 0 else math.nan
+        row["per_hour"] = (sum(hits) / hours if hours > 0 and selfplay_pos_per_s > 0
+                           else math.nan)
+        row["per_mining_hour"] = sum(hits) / (mined_s / 3600) if mined_s > 0 else math.nan
         row["validated_share"] = sum(vhits) / sum(hits) if sum(hits) else math.nan
         row["validated_share_low"], row["validated_share_high"] = (
             wilson_interval(sum(vhits), sum(hits)) if sum(hits) else (math.nan, math.nan))
@@ -308,9 +310,10 @@ def summarize(rates: Sequence[Mapping[str, Any]], ratios: Sequence[Mapping[str, 
         "(`puzzles.csv`, Lichess's columns; `puzzles_info.csv`.)", "",
         markdown_table(shown, ["variant", "games", "positions", "puzzles", "validated",
                                "per 1,000 [95%]", "validated per 1,000 [95%]", "per_hour",
-                               "Stockfish pass [95%]"]),
+                               "per_mining_hour", "Stockfish pass [95%]"]),
         "`per_hour`: puzzles per hour of this machine's self-play (at the run's positions/s) "
-        "plus mining.", "",
+        "plus mining (`-`: the self-play's rate is not in this folder, e.g. games played by "
+        "another call); `per_mining_hour`: per hour of mining alone.", "",
         f"## Ratio to `{cfg['baseline']}` (puzzles per position)", "",
         markdown_table(rshown, ["variant", "base", "puzzles", "ratio [95%]"]),
         "Difficulty (nodes at which our search first finds the move): "
