@@ -27,13 +27,14 @@ from zerochess.cli import (
     experiment,
     match,
     perft,
+    puzzles,
     selfplay,
     train,
     uci,
 )
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci, perft)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, puzzles, train, uci, perft)
 
 
 def build_parser() -> argparse.ArgumentParser:

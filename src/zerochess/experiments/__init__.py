@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 EXPERIMENTS: tuple[str, ...] = (
     "contempt_wdl", "temperature_wdl", "repeat_rate", "contempt_vs_temperature", "odds",
-    "train_efficiency", "odds_table1",
+    "train_efficiency", "odds_table1", "misevaluation", "puzzles",
 )
 """The registered experiments: module ``zerochess.experiments.<name>`` defines ``EXPERIMENT``."""
 
