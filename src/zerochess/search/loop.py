@@ -250,6 +250,13 @@ def kld_gain_stop(tree: Tree, params: SearchParams, prev_visits: chex.Array,
 
 def select(state: SearchState, limit: chex.Array, num_leaves: int
            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
+    """``_select`` in the named scope ``select``."""
+    with jax.named_scope("select"):
+        return _select(state, limit, num_leaves)
+
+
+def _select(state: SearchState, limit: chex.Array, num_leaves: int
+            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
     """Gather the next group of leaves of every tree that has simulations left.
 
     Args:
