@@ -54,15 +54,19 @@ CPU = {"model": "builtin", "batch": 256, "leaves": 1, "sims": 64}
 TINY = {"model": "builtin", "batch": 4, "leaves": 1, "sims": 16}
 
 
-def _median_ms(fn: Callable, *args: Any, repeats: int) -> float:
-    """Median wall time of ``fn(*args)`` (ms), after one call that compiles."""
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeats):
+def _median_ms(fn: Callable, *args: Any, repeats: int, fresh: int = 0) -> float:
+    """Median wall time of ``fn(*args)`` (ms), after one call that compiles; the first
+    ``fresh`` arguments are copied before each call (outside the timing: ``fn`` donates
+    them)."""
+    def call() -> float:
+        given = jax.block_until_ready(
+            [jax.tree.map(jnp.copy, a) for a in args[:fresh]] + list(args[fresh:]))
         t0 = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
+        jax.block_until_ready(fn(*given))
+        return time.perf_counter() - t0
+
+    call()
+    return 1000 * statistics.median(call() for _ in range(repeats))
 
 
 def _scope_of(op_name: str) -> str:
@@ -76,33 +80,91 @@ def _scope_of(op_name: str) -> str:
     return "other"
 
 
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?(\S+)\s*=\s*\S+\s+([a-z][\w\-]*)\(")
+_HEADER = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
+_OPCODE = re.compile(r"\s([a-z][a-z\-]*)\((?=[%)])")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
+_CALLED = re.compile(r"(?:body|condition|to_apply|true_computation|false_computation|calls)"
+                     r"=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
+_CONTROL = ("while", "conditional", "call")
+
+
+def _computations(hlo_text: str) -> tuple[dict[str, list[str]], str]:
+    """An HLO module's computations (name -> instruction lines) and its entry's name."""
+    comps: dict[str, list[str]] = {}
+    entry, current = "", None
+    for line in hlo_text.splitlines():
+        if line and not line[0].isspace():
+            match = _HEADER.match(line)
+            current = match.group(2) if match else None
+            if current is not None:
+                comps[current] = []
+                entry = current if match.group(1) else entry
+            continue
+        if current is not None and " = " in line:
+            comps[current].append(line)
+    return comps, entry
+
+
+def _called(line: str) -> list[str]:
+    names = _CALLED.findall(line)
+    for group in _BRANCHES.findall(line):
+        names += [n.strip().lstrip("%") for n in group.split(",")]
+    return names
 
 
 def hlo_ops(hlo_text: str) -> dict[str, Any]:
-    """The ops of an optimized HLO module (``compiled.as_text()``) outside fused
-    computations, less ``SKIPPED_OPS``: their total, the fusions among them, and their
-    count by phase (``SCOPES``, from each op's ``op_name`` metadata)."""
+    """The ops one run of an optimized HLO module (``compiled.as_text()``) executes as
+    such: the instructions of its entry and of the loop bodies, conditions and branches
+    reached from it (not the insides of fusions or of reductions' combiners), less
+    ``SKIPPED_OPS``. Returns their total, the fusions among them, their count by phase
+    (``SCOPES``, from each op's ``op_name`` metadata; a fusion without one takes its
+    fused computation's), by op kind, and the commonest ops of no phase."""
+    comps, entry = _computations(hlo_text)
+
+    def op_name(line: str) -> str | None:
+        found = _OP_NAME.search(line)
+        return found.group(1) if found else None
+
+    def fused_name(comp: str) -> str | None:
+        lines = comps.get(comp, [])
+        roots = [ln for ln in lines if ln.lstrip().startswith("ROOT")]
+        for ln in roots + lines:
+            name = op_name(ln)
+            if name:
+                return name
+        return None
+
     by_phase: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
-    fused = False
-    for line in hlo_text.splitlines():
-        stripped = line.strip()
-        if not line.startswith(" ") and "{" in line:  # a computation's header
-            fused = stripped.startswith("%fused") or stripped.startswith("fused")
-            continue
-        if fused:
-            continue
-        match = _INSTRUCTION.match(line)
-        if not match or match.group(2) in SKIPPED_OPS:
-            continue
-        kinds[match.group(2)] += 1
-        op = _OP_NAME.search(line)
-        by_phase[_scope_of(op.group(1)) if op else "other"] += 1
+    other: Counter[str] = Counter()
+    todo, seen = [entry], {entry}
+    while todo:
+        for line in comps.get(todo.pop(), []):
+            found = _OPCODE.search(line.split(" = ", 1)[1])
+            if not found:
+                continue  # parameter(0), constant(1), ...
+            opcode = found.group(1)
+            if opcode in _CONTROL:
+                for comp in _called(line):
+                    if comp not in seen:
+                        seen.add(comp)
+                        todo.append(comp)
+            if opcode in SKIPPED_OPS or opcode in _CONTROL:
+                continue
+            kinds[opcode] += 1
+            name = op_name(line)
+            if name is None and opcode == "fusion":
+                called = _called(line)
+                name = fused_name(called[0]) if called else None
+            phase = (_scope_of(name) if name
+                     else "copy (XLA)" if opcode == "copy" else "other")
+            by_phase[phase] += 1
+            if phase == "other":
+                other[f"{opcode} {'/'.join(name.split('/')[-2:]) if name else '-'}"] += 1
     return {"total": sum(kinds.values()), "fusions": kinds.get("fusion", 0),
             "by_phase": dict(sorted(by_phase.items())),
-            "by_kind": dict(kinds.most_common(12))}
+            "by_kind": dict(kinds.most_common(12)), "other_top": dict(other.most_common(12))}
 
 
 def bytes_accessed(compiled_fn: Any) -> float | None:
@@ -154,7 +216,7 @@ def _phase_programs(searcher: Searcher, num_leaves: int) -> dict[str, Callable]:
         "finish": jax.jit(finish),
         "step": jax.jit(lambda s, c, limit, p, buckets: compiled.run_steps(
             s, c, limit, jnp.int32(1), p, apply_fn, num_leaves, history, buckets, expand_fn),
-            static_argnums=(4,)),
+            static_argnums=(4,), donate_argnums=(0, 1)),  # as the searcher runs it
     }
 
 
@@ -233,8 +295,9 @@ def profile_point(model: Any, boards: Sequence[Any], batch: int, leaves: int, si
         p["share"] = p["ms"] / total if total > 0 else 0.0
 
     one = progs["step"].lower(state, cache, limit, params, buckets).compile()
+    (out / "step_hlo.txt").write_text(one.as_text())
     fused_ms = _median_ms(progs["step"], state, cache, limit, params, buckets,
-                          repeats=repeats)
+                          repeats=repeats, fresh=2)
     sims_per_step = batch * leaves
     step_bytes = bytes_accessed(one)
     table = {
