@@ -17,7 +17,8 @@ cross-tree steps become collectives. The games are those one process plays alone
         --process-id 1 --games 8 --plies 4                     # on host 1
 
 The first process writes every game's moves (lc0 1858 indices, one list per ply) to
-``--out``.
+``--out``. Game g opens with the g-th legal first move (in UCI order), so the games
+differ.
 """
 
 from __future__ import annotations
@@ -85,7 +86,12 @@ def main(argv: list[str] | None = None) -> list[list[int]]:
                          f"{jax.device_count()} devices")
     # every process builds the same global inputs; each puts only its own rows on its
     # devices (make_array_from_callback asks for the addressable shards alone)
-    states = start_states([chess.Board() for _ in range(args.games)])
+    def opening(g: int) -> chess.Board:  # game g opens with the g-th legal first move
+        board = chess.Board()
+        board.push(sorted(board.legal_moves, key=chess.Move.uci)[g % 20])
+        return board
+
+    states = start_states([opening(g) for g in range(args.games)])
     configs = [SearchConfig(n_scl=(None, 5)[g % 2]) for g in range(args.games)]
     params = stack_configs(configs, model.has_moves_left, model.mate_check)
     mesh = Mesh(np.array(jax.devices()), ("batch",))
