@@ -5,10 +5,11 @@ Stages, most important first, each in its own process under its own time cap (an
 run's deadline), each writing its JSON record under OUT after every point (a stage cut
 short keeps what it measured); OUT/slot.json says how each stage ended:
 
-  grid_main  the device search at 6x64 B=4,096 L=1 S=800 and 15x768 B=1,024 L=1 S=800,
-             each beside the network alone on the same B x L rows
+  grid_main  the device search at 6x64 and 15x768, B=1,024 L=1 S=800, each beside the
+             network alone on the same B x L rows
   peer       mctx + pgx (the peer's dense tree; skipped where it does not fit in 70% of
              the device's memory) against ours at B=1,024, 6x64, S in 16, 64, 200, 800
+  grid_big   6x64 at B=4,096 (S=800) and B=16,384 (S=200), L=1
   profile    ``bench.profile`` at the best 6x64 point measured so far (trace kept)
   b1         one position: B=1 at L=64 and L=256, 6x64, S=800
   selfplay   device self-play (``games.device_loop``) at 800 nodes, 6x64
@@ -34,17 +35,18 @@ from pathlib import Path
 from typing import Any
 
 # stage -> time cap (s), most important first
-STAGES = {"grid_main": 170, "peer": 150, "profile": 130, "b1": 90, "selfplay": 120,
-          "grid_rest": 400}
+STAGES = {"grid_main": 200, "peer": 150, "grid_big": 170, "profile": 120, "b1": 90,
+          "selfplay": 120, "grid_rest": 400}
 MIN_STAGE_S = 20  # a stage with less time left than this is not started
 
 GPU = {
-    "grid_main": (("resnet:6x64", 4096, 1, 800), ("resnet:15x768", 1024, 1, 800)),
+    # 6x64 at B=1,024 first: the peer stage's own search has its shapes (compiled once)
+    "grid_main": (("resnet:6x64", 1024, 1, 800), ("resnet:15x768", 1024, 1, 800)),
+    "grid_big": (("resnet:6x64", 4096, 1, 800), ("resnet:6x64", 16384, 1, 200)),
     "grid_rest": tuple(
         (m, b, l, 800 if b * l <= 4096 else 200)
-        for m, b, l in (("resnet:6x64", 16384, 1), ("resnet:6x64", 4096, 4),
-                        ("resnet:6x64", 1024, 16), ("resnet:15x768", 4096, 1),
-                        ("resnet:6x64", 1024, 1), ("resnet:6x64", 4096, 16),
+        for m, b, l in (("resnet:6x64", 4096, 4), ("resnet:6x64", 1024, 16),
+                        ("resnet:15x768", 4096, 1), ("resnet:6x64", 4096, 16),
                         ("resnet:6x64", 16384, 4), ("resnet:6x64", 1024, 4),
                         ("resnet:15x768", 1024, 4), ("resnet:15x768", 16384, 1),
                         ("resnet:15x768", 1024, 16), ("resnet:15x768", 4096, 4),
@@ -58,6 +60,7 @@ GPU = {
 }
 CPU = {
     "grid_main": (("resnet:1x8", 4, 1, 16),),
+    "grid_big": (("resnet:1x8", 8, 1, 16),),
     "grid_rest": (("resnet:1x8", 4, 4, 16),),
     "peer": {"model": "resnet:1x8", "net": (1, 8), "batch": 4, "sims": (4, 8)},
     "profile": {"model": "resnet:1x8", "batch": 4, "leaves": 1, "sims": 16},
@@ -107,14 +110,14 @@ def _search_points(stage: Stage, points: tuple) -> None:
     models: dict[str, Any] = {}
     free = _device_memory_gb()
     for spec, batch, leaves, sims in points:
-        row: dict[str, Any] = {"model": spec, "batch": batch, "leaves": leaves, "sims": sims}
+        row: dict[str, Any] = {"spec": spec, "batch": batch, "leaves": leaves, "sims": sims}
         need = tree_memory_gb(batch, sims + 1)
         if free is not None and need > 0.5 * free:
             stage.add({**row, "skipped": f"trees need {need:.1f} GiB, {free:.1f} GiB free"})
             continue
         try:
             model = models.setdefault(spec, load_model(spec))
-            p = run_point(model, boards, batch, leaves, sims, rules="device")
+            p = {"spec": spec, **run_point(model, boards, batch, leaves, sims, rules="device")}
             net = network_only(model, boards, batch * leaves)
             p["network_only"] = net
             p["ratio_search_to_network"] = p["sims_per_s"] / net["evals_per_s"]
@@ -172,12 +175,12 @@ def _peer(stage: Stage, cfg: dict[str, Any]) -> None:
 def _best_point(out: Path, default: dict[str, Any]) -> dict[str, Any]:
     """The fastest 6x64 point of the grids measured so far (else ``default``)."""
     best = None
-    for name in ("grid_main", "grid_rest"):
+    for name in ("grid_main", "grid_big", "grid_rest"):
         path = out / f"{name}.json"
         if not path.exists():
             continue
         for p in json.loads(path.read_text()).get("points", []):
-            if p.get("model", "").endswith(default["model"].split(":")[-1]) and "sims_per_s" in p:
+            if p.get("spec") == default["model"] and "sims_per_s" in p:
                 if best is None or p["sims_per_s"] > best["sims_per_s"]:
                     best = p
     if best is None:
@@ -214,7 +217,7 @@ def run_stage(name: str, out: Path, sizes: dict[str, Any], note: str) -> None:
     stage = Stage(out, name, note)
     stage.save()
     cfg = sizes[name]
-    if name in ("grid_main", "grid_rest", "b1"):
+    if name in ("grid_main", "grid_big", "grid_rest", "b1"):
         _search_points(stage, cfg)
     elif name == "peer":
         _peer(stage, cfg)
