@@ -98,3 +98,31 @@ def test_gpu_slot_script_cpu_dry_run(tmp_path):
     (point,) = grid["points"]
     assert point["sims_per_s"] > 0 and point["ratio_search_to_network"] > 0
     assert grid["record"]["mode"] == "gpu_slot/grid_main"
+
+
+def _slot_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_slot", REPO / "scripts" / "gpu_slot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_slot_profiles_the_fastest_point_measured(tmp_path):
+    slot = _slot_module()
+    default = {"model": "resnet:6x64", "batch": 4096, "leaves": 1, "sims": 100}
+    assert slot._best_point(tmp_path, default) == default  # nothing measured yet
+    points = [{"spec": "resnet:6x64", "batch": 1024, "leaves": 1, "sims_per_s": 5.0},
+              {"spec": "resnet:15x768", "batch": 64, "leaves": 4, "sims_per_s": 9.0},
+              {"spec": "resnet:6x64", "batch": 16384, "leaves": 4, "error": "OOM"}]
+    (tmp_path / "grid_main.json").write_text(json.dumps({"points": points}))
+    (tmp_path / "grid_big.json").write_text(json.dumps({"points": [
+        {"spec": "resnet:6x64", "batch": 4096, "leaves": 16, "sims_per_s": 7.0}]}))
+    assert slot._best_point(tmp_path, default) == {**default, "batch": 4096, "leaves": 16}
+
+
+def test_gpu_slot_refuses_an_unknown_stage(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        _slot_module().main(["--out", str(tmp_path), "--only", "grid_main,nonsense"])
+    assert "nonsense" in capsys.readouterr().err
