@@ -75,18 +75,13 @@ def path_occurrences(tree: Tree, parent: chex.Array, depth: chex.Array, key: che
     limit = jnp.minimum(rule50.astype(jnp.int32), depth + past.num_keys)
 
     def read(ply, node):
+        in_tree = ply <= depth
+        h = jnp.clip(ply - depth - 1, 0, past.keys.shape[0] - 1)
         safe = jnp.maximum(node, 0)
-        return tree.key[safe], tree.parent[safe]
+        k = jnp.where(in_tree, tree.key[safe], past.keys[h])
+        return k, jnp.where(in_tree, tree.parent[safe], -1)
 
-    # the path, walked up (plies 1 .. depth: the root is ``depth`` plies back) ...
-    count, nearest = earlier_occurrences(key, jnp.minimum(limit, depth), parent, read)
-    # ... then the game before the root (ply depth + 1 + h is ``past.keys[h]``), compared
-    # all at once rather than walked: the walk's trips are the path's, not the clock's
-    ply = depth + 1 + jnp.arange(past.keys.shape[0], dtype=jnp.int32)
-    hit = (ply <= limit) & (ply % 2 == 0) & jnp.all(past.keys == key, axis=-1)
-    first = jnp.min(jnp.where(hit, ply, jnp.iinfo(jnp.int32).max))
-    return (count + jnp.sum(hit, dtype=jnp.int32),
-            jnp.where(count > 0, nearest, jnp.where(hit.any(), first, 0)))
+    return earlier_occurrences(key, limit, parent, read)
 
 
 def input_history(tree: Tree, parent: chex.Array, depth: chex.Array, board: chex.Array,
