@@ -12,6 +12,8 @@ random-weight SE-ResNets, each beside the network alone on the same B x L rows.
 Each point: one warm-up search that compiles (excluded, reported as ``compile_s``), then
 one timed ``init`` + ``run(S)`` (``bench.leaves.run_point``).
 
+``--profile DIR``: where a step's time goes (``bench.profile``).
+
 Self-play (``SELFPLAY``, the full CPU grid; ``GPU_SELFPLAY`` on an accelerator): the same
 games (PUCT against search-contempt, temperature 1 for the first 15 moves, from the
 start position) played by ``play_games`` three ways: the host loop with the host rules
@@ -151,10 +153,41 @@ def gpu_points(points: tuple = GPU_POINTS, log: Any = print,
     return out
 
 
+def profile_main(args: Any) -> int:
+    """``zerochess bench --device-search --profile DIR``: the profile table of one point
+    (``bench.profile``; default ``profile.CPU``, ``--tiny``: ``profile.TINY``), written to
+    DIR (``profile.json``, ``profile.txt``, ``trace/``) and to ``--json FILE``."""
+    from zerochess.bench import profile
+    from zerochess.neural import load_model
+
+    point = dict(profile.TINY if getattr(args, "tiny", False) else profile.CPU)
+    if getattr(args, "models", None):
+        point["model"] = args.models[0]
+    if getattr(args, "batch", None):
+        point["batch"] = args.batch[0]
+    if getattr(args, "sims", None):
+        point["sims"] = args.sims[0]
+    if getattr(args, "leaves_per_step", None):
+        point["leaves"] = args.leaves_per_step
+    head = record.header("device_search_profile", (point["model"],),
+                         getattr(args, "note", None))
+    record.print_header(head)
+    table = profile.profile_point(load_model(point["model"]), bench_positions(),
+                                  point["batch"], point["leaves"], point["sims"], args.profile)
+    print(profile.format_table(table), flush=True)
+    if args.json:
+        record.write(args.json, head, {"profile": table})
+    print(f"profile written to {args.profile}")
+    return 0
+
+
 def main(args: Any) -> int:
-    """``zerochess bench --device-search [--quick | --tiny | --selfplay] [--json FILE]``."""
+    """``zerochess bench --device-search [--quick | --tiny | --selfplay | --profile [DIR]]
+    [--json FILE]``."""
     import jax
 
+    if getattr(args, "profile", None):
+        return profile_main(args)
     head = record.header("device_search", (), getattr(args, "note", None))
     record.print_header(head)
     if jax.default_backend() != "cpu" and not getattr(args, "tiny", False):
@@ -190,4 +223,4 @@ def main(args: Any) -> int:
 
 
 __all__ = ["CPU", "GPU_POINTS", "GPU_SELFPLAY", "QUICK", "SELFPLAY", "gpu_points", "main",
-           "ratio_at", "search_ratio", "selfplay_point", "selfplay_ratio"]
+           "profile_main", "ratio_at", "search_ratio", "selfplay_point", "selfplay_ratio"]

@@ -63,6 +63,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--selfplay", action="store_true",
                    help="with --device-search: only the self-play points (the same games on "
                         "the host loop and on the device loop)")
+    p.add_argument("--profile", nargs="?", const="results/device_profile", default=None,
+                   metavar="DIR",
+                   help="with --device-search: where a compiled step's time goes (phase "
+                        "shares, HLO ops per step, bytes per simulation) and a jax.profiler "
+                        "trace, written to DIR (default results/device_profile); sizes from "
+                        "--batch, --sims, --leaves-per-step, --models (first), --tiny")
     p.add_argument("--tiny", action="store_true",
                    help="with --leaves, --gpu-grid, --leaf-quality, --smart-pruning or --vs-lc0 "
                         "--single: a smoke test at tiny sizes")

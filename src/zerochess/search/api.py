@@ -609,8 +609,10 @@ class Searcher:
         def shard(k: int) -> None:
             limit = jax.device_put(np.asarray(limits[k], np.int32))
             steps = None if deadline is None and progress is None and observe is None else 2
+            t_host = time.perf_counter()
             while True:
                 t0 = time.perf_counter()
+                host = t0 - t_host  # the host's work since the last call returned
                 budget = np.int32(steps if steps is not None else np.iinfo(np.int32).max)
                 states[k], self._cache, counts = _run_steps(
                     states[k], self._cache, limit, budget, net_params,
@@ -618,10 +620,15 @@ class Searcher:
                     history_length=self.cache_history_length, buckets=buckets,
                     expand_fn=self.rules.device_expand)
                 counts = jax.device_get(counts)
-                spent = time.perf_counter() - t0
+                t_host = time.perf_counter()
+                spent = t_host - t0
                 done = int(counts.steps)
                 finished = done < budget or int(counts.left) == 0
                 with lock:
+                    # wait_s: the compiled calls (as the host waits for them); host_s: the
+                    # host's work between them
+                    stats.wait_s += spent
+                    stats.host_s += host
                     stats.steps += done
                     stats.rows_used += int(counts.rows_used)
                     stats.rows_available += int(counts.rows_available)

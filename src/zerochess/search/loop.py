@@ -202,6 +202,12 @@ def root_race(tree: Tree) -> RootRace:
                     num_legal=tree.num_legal[0])
 
 
+def _no_race(tree: Tree) -> RootRace:
+    """Zeros in the shape of ``vmap(root_race)(tree)`` (no tree uses smart pruning)."""
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                        jax.eval_shape(jax.vmap(root_race), tree))
+
+
 def smart_pruning_stop(tree: Tree, params: SearchParams, limit: chex.Array,
                        race: RootRace | None = None) -> chex.Array:
     """lc0's ``SmartPruningStopper`` on one tree's node budget (bool scalar; never with
@@ -250,6 +256,13 @@ def kld_gain_stop(tree: Tree, params: SearchParams, prev_visits: chex.Array,
 
 def select(state: SearchState, limit: chex.Array, num_leaves: int
            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
+    """``_select`` in the named scope ``select``."""
+    with jax.named_scope("select"):
+        return _select(state, limit, num_leaves)
+
+
+def _select(state: SearchState, limit: chex.Array, num_leaves: int
+            ) -> tuple[SearchState, Leaves, ExpandRequest, chex.Array]:
     """Gather the next group of leaves of every tree that has simulations left.
 
     Args:
@@ -271,10 +284,12 @@ def select(state: SearchState, limit: chex.Array, num_leaves: int
         lambda: (jnp.zeros_like(state.stopped), state.kld_visits, state.kld_nodes))
     state = state.replace(stopped=state.stopped | kld_stop, kld_visits=kld_visits,
                           kld_nodes=kld_nodes)
-    # the root race is read once, before the gather, and ``apart`` (every tree holds its
-    # root): read after it, or fused into the check after it, it would make XLA copy the
-    # trees at every step of the device search's loop
-    race = step.apart(jnp.all(tree.node_count > 0), jax.vmap(root_race), tree)
+    # the root race is read once, before the gather, inside a conditional (read after it,
+    # or fused into the check after it, it would make XLA copy the trees at every step of
+    # the device search's loop), and only when some tree uses smart pruning, its only
+    # reader (every root edge of every tree: skipped by default)
+    race = jax.lax.cond(jnp.any(params.smart_pruning > 0), jax.vmap(root_race),
+                        _no_race, tree)
     stop = state.stopped | jax.vmap(smart_pruning_stop)(tree, params, limit, race)
     left = jnp.where(stop, 0, limit - tree.simulations)
     tree, leaves = gather(tree, params, jnp.clip(left, 0, width), num_leaves)

@@ -10,6 +10,9 @@
   flight, freeze search-contempt nodes, propagate proven results (certainty
   propagation), store the network results in the cache.
 
+Each runs in a ``jax.named_scope`` of its name (``finish``'s walks in ``backup`` and
+``certainty``), as do ``loop.select`` (``select``) and the device rules (``rules``), so a
+profile (``zerochess bench --device-search --profile``) tells the phases apart.
 None of them calls back into Python, so their compiled programs can be kept in jax's
 persistent compilation cache; the host loop (``loop``) calls them in turn and
 overlaps the host expansion of one group of leaves with the network on another.
@@ -175,6 +178,14 @@ def _per_row(fn: Callable, tree: Tree, *rows: chex.Array) -> Any:
 def prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
             expansion: Expansion, history_length: int = eval_cache.FULL_HISTORY
             ) -> tuple[Prepared, NetInputs]:
+    """``_prepare`` in the named scope ``prepare``."""
+    with jax.named_scope("prepare"):
+        return _prepare(tree, params, cache, leaves, expansion, history_length)
+
+
+def _prepare(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
+             expansion: Expansion, history_length: int = eval_cache.FULL_HISTORY
+             ) -> tuple[Prepared, NetInputs]:
     """Repetition draws, network inputs and cache lookups of the new leaves (device; the
     trees are only read).
 
@@ -255,8 +266,9 @@ def network(apply_fn: Callable, model_params: Any, net: NetInputs, rows: int) ->
     size = net.temperature.shape[0]
     if rows == 0:
         return no_outputs(size)
-    part = jax.tree.map(lambda a: a[:rows], net.inputs)
-    out = evaluate_leaves(apply_fn, model_params, part, net.temperature[:rows])
+    with jax.named_scope("network"):
+        part = jax.tree.map(lambda a: a[:rows], net.inputs)
+        out = evaluate_leaves(apply_fn, model_params, part, net.temperature[:rows])
     return jax.tree.map(lambda a: jnp.zeros((size, *a.shape[1:]), a.dtype).at[:rows].set(a),
                         out)
 
@@ -443,6 +455,13 @@ def propagate_bounds(tree: Tree, start: chex.Array) -> Tree:
 
 def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
            prepared: Prepared, outputs: LeafOutputs) -> tuple[Tree, EvalCache | None]:
+    """``_finish`` in the named scope ``finish``."""
+    with jax.named_scope("finish"):
+        return _finish(tree, params, cache, leaves, prepared, outputs)
+
+
+def _finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Leaves,
+            prepared: Prepared, outputs: LeafOutputs) -> tuple[Tree, EvalCache | None]:
     """Write the new leaves, back every simulation of the step up, update the cache.
 
     Args:
@@ -521,10 +540,12 @@ def finish(tree: Tree, params: SearchParams, cache: EvalCache | None, leaves: Le
     m = jnp.where(term, old_m, jnp.where(valued, net_m, jnp.where(mate, 1.0, 0.0)))
     backed = kept | term
     walk_from = jnp.where(backed | overflow, leaves.node, -1)
-    tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d, m)
+    with jax.named_scope("backup"):
+        tree = _backup(tree, params, walk_from, backed.astype(jnp.int32), wl, d, m)
     ended = kept & ((prepared.status != GameStatus.ONGOING) | mate) & params.certainty[:, None]
-    tree = jax.lax.cond(ended.any(), propagate_bounds, lambda t, _: t, tree,
-                        jnp.where(ended, tree.parent[b, jnp.maximum(leaves.node, 0)], -1))
+    with jax.named_scope("certainty"):
+        tree = jax.lax.cond(ended.any(), propagate_bounds, lambda t, _: t, tree,
+                            jnp.where(ended, tree.parent[b, jnp.maximum(leaves.node, 0)], -1))
 
     depth = jnp.where(backed, leaves.depth + 1, 0)  # lc0: the root is depth 1
     stats = tree.stats

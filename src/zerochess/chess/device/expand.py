@@ -3,7 +3,8 @@
 ``expand`` plays one lc0 move in each parent position and describes the children
 (position, legal moves in ascending 1858 index, status), and where asked looks for a
 move that mates at once (the search's mate check). It is pure jax: it runs inside
-jitted, scanned and sharded programs.
+jitted, scanned and sharded programs, in the named scope ``rules`` (``expand``,
+``legality`` and ``mate_check`` within it).
 """
 
 from __future__ import annotations
@@ -169,13 +170,23 @@ def root_mate_slots(pos: PositionArrays, legal: jax.Array, num_legal: jax.Array,
 
 def expand_one(parent: PositionArrays, move: jax.Array) -> Expansion:
     """One row of ``expand`` without the mate check (unbatched)."""
-    d = describe(apply_move(parent, move).child)
+    with jax.named_scope("expand"):
+        child = apply_move(parent, move).child
+    with jax.named_scope("legality"):
+        d = describe(child)
     return Expansion(child=d.position, legal=d.legal, num_legal=d.num_legal, status=d.status,
                      mate_slot=jnp.int16(-1))
 
 
 def expand(parent: PositionArrays, move: jax.Array, mate_check: jax.Array | None = None,
            mask: jax.Array | None = None) -> Expansion:
+    """``_expand`` in the named scope ``rules``."""
+    with jax.named_scope("rules"):
+        return _expand(parent, move, mate_check, mask)
+
+
+def _expand(parent: PositionArrays, move: jax.Array, mate_check: jax.Array | None = None,
+            mask: jax.Array | None = None) -> Expansion:
     """Play ``move[i]`` in ``parent[i]`` and describe each child (any leading shape).
 
     Args:
@@ -198,9 +209,10 @@ def expand(parent: PositionArrays, move: jax.Array, mate_check: jax.Array | None
     out = jax.vmap(expand_one)(parent, move)
     check = check & (out.status == GameStatus.ONGOING)
 
-    out = out._replace(mate_slot=jax.lax.cond(
-        check.any(), lambda o: mating_slots(o.child, o.legal, o.num_legal, check),
-        lambda o: o.mate_slot, out))
+    with jax.named_scope("mate_check"):
+        out = out._replace(mate_slot=jax.lax.cond(
+            check.any(), lambda o: mating_slots(o.child, o.legal, o.num_legal, check),
+            lambda o: o.mate_slot, out))
     if mask is not None:
         keep = jnp.reshape(mask, (flat,)).astype(bool)
         empty = Expansion(child=empty_positions(jnp, (flat,)),
