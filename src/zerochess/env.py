@@ -14,9 +14,17 @@ A game ends (``terminated``) at checkmate, stalemate, insufficient material, a h
 clock of 100 (lc0 and pgx end it there; python-chess makes it a claim) and the third
 occurrence of a position (python-chess's identity: same pieces, side to move, castling
 rights, legal en passant; counted back to the last irreversible move). An illegal action
-loses the game for the player who played it (pgx's rule). ``truncated`` is set after
-``max_steps`` plies, if given. Stepping a finished game changes nothing and gives zero
-rewards; ``auto_reset`` restarts finished games for batched play.
+loses the game for the player who played it (pgx's rule): so does
+``zerochess.search.compiled.NO_ACTION`` (-1), which the pure search gives for a root whose
+game is over (its ``root_ended`` flag). ``truncated`` is set after ``max_steps`` plies, if
+given. Stepping a finished game changes nothing and gives zero rewards; ``auto_reset``
+restarts finished games for batched play.
+
+Misuse is a ``zerochess.ConfigError`` at trace time, not a jax error or a silent
+reinterpretation: an action that is not one integer per game (a float is not truncated),
+a key that is neither a typed key (``jax.random.key``) nor a raw one
+(``jax.random.PRNGKey``), no boards for ``start_states``, a ``player_order`` that is not
+``[B, 2]`` (or ``[2]``) or gives one player both colours.
 """
 
 from __future__ import annotations
@@ -211,7 +219,8 @@ def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
     Args:
       boards: python-chess boards (checked: an illegal or variant board raises
         ``zerochess.PositionError``).
-      player_order: int [B, 2] the players of white and black (default: player 0 white).
+      player_order: int [B, 2] the players of white and black, each row 0 and 1 in some
+        order, or [2] for every board (default: player 0 white).
 
     Returns:
       ``State`` [B] (numpy arrays).
