@@ -344,6 +344,11 @@ def check_clean(call: Callable[[], Any], expect: str | None = None,
 # tried, and every one that was not handled cleanly (a crash, a hang, unbounded time or
 # memory, a silent reinterpretation). ``--engines`` adds the external-engine and UCI
 # subprocess cases (about a minute). ``tests/test_hostile_inputs.py`` runs the quick part.
+# Issue 39 added the pure search's arguments and settings, the network-output boundary,
+# ``Env`` misuse and ``zerochess perft`` at depths that cannot finish
+# (``_search_env_sweep``); its classes that need the compiled search (ended roots,
+# non-finite outputs through a whole search, settings out of range under jit) are
+# ``tests/test_hostile_search.py`` (tier 2: one compile of minutes).
 
 SWEEP_SECONDS = 5.0  # every input must be refused (or answered) within this
 SWEEP_BYTES = 64 * 2**20  # and with at most this much Python memory
