@@ -101,10 +101,16 @@ def test_non_finite_network_outputs_never_become_an_illegal_move(case, poison):
     boards, truth, _, call = case
     policy = np.zeros(1858, np.float32)
     policy[::3] = np.nan
-    out = call(**{"policy NaN": dict(policy=np.nan), "policy +inf": dict(policy=np.inf),
-                  "some moves NaN": dict(policy=policy), "WDL NaN": dict(wdl=np.nan),
-                  "WDL -inf": dict(wdl=-np.inf)}[poison])
-    assert out.nonfinite_outputs.all(), out.nonfinite_outputs
+    change = {"policy NaN": dict(policy=np.nan), "policy +inf": dict(policy=np.inf),
+              "some moves NaN": dict(policy=policy), "WDL NaN": dict(wdl=np.nan),
+              "WDL -inf": dict(wdl=-np.inf)}[poison]
+    out = call(**change)
+    # every root is evaluated; a policy is read only at the legal moves (none at a mate)
+    logits = np.broadcast_to(change.get("policy", np.float32(0)), (1858,))
+    legal = [np.asarray(out.legal[i][out.legal[i] >= 0]) for i in range(len(boards))]
+    want = [True] * len(boards) if "wdl" in change else [
+        bool(np.any(~np.isfinite(logits[m]))) for m in legal]
+    assert out.nonfinite_outputs.tolist() == want, (out.nonfinite_outputs, want)
     assert np.all(np.isfinite(out.value)) and np.all(np.isfinite(out.wdl))
     for i, board in enumerate(boards):
         if truth[i] is None:
