@@ -3,7 +3,10 @@ bounded quoting and YAML alias expansion, duplicate YAML keys, file inputs that 
 regular files, polyglot books that are not books, streamed EPD input, conflicting or
 empty arguments, shape buckets, ``export_lc0`` of what it cannot export, the UCI engine
 after a refused ``position``, with an unwritable ``LogFile`` and 1 MB lines, and one
-error family (``UserError``) for every kind of input."""
+error family (``UserError``) for every kind of input. Issue 39: the pure search's
+arguments and per-tree settings, the network-output boundary (any tuple, half precision,
+NaN/inf made safe), PRNG keys, ``Env`` misuse and ``zerochess perft`` at depths that cannot
+finish (the compiled search's classes: ``test_hostile_search.py``)."""
 
 from __future__ import annotations
 
