@@ -462,6 +462,60 @@ def _bounded(call: Callable[[], Any], seconds: float = SWEEP_SECONDS) -> tuple[s
     return out[0] if out else ("bad", "blocked")
 
 
+def compiled_search_sweep() -> list[tuple[str, int, list[str]]]:
+    """Issue 39's classes through the compiled pure search (one compile: minutes on a
+    CPU): ended roots (true value, ``NO_ACTION``, ``root_ended``) and non-finite network
+    outputs (a legal move or ``NO_ACTION`` with a flag, finite values, ``nonfinite_outputs``)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.chess.policy_map import index_to_move
+    from zerochess.env import start_states
+    from zerochess.neural.toy import linear_model
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import NO_ACTION, roots_from_env, search
+
+    model = linear_model(0)
+    draw = 0.25
+    boards = [chess.Board()] + [chess.Board(f) for f, _ in ENDED_ROOTS]
+    states = jax.tree.map(jnp.asarray, start_states(boards))
+    params = stack_configs([SearchConfig(draw_score=draw)] * len(boards), False, False)
+
+    def apply(mp: Any, planes: Any) -> Any:
+        out = model.apply(mp["net"], planes)
+        return out.policy_logits + mp["policy"], out.wdl_logits + mp["wdl"], None
+
+    run = jax.jit(lambda mp, key: search(mp, roots_from_env(states, key), params, 4,
+                                         apply_fn=apply, num_nodes=5))
+
+    def call(policy: float = 0.0, wdl: float = 0.0) -> Any:
+        mp = {"net": model.params, "policy": jnp.float32(policy), "wdl": jnp.float32(wdl)}
+        return jax.device_get(run(mp, jax.random.key(0)))
+
+    rows = []
+    out = call()
+    bad = []
+    for i, (fen, truth) in enumerate(ENDED_ROOTS, start=1):
+        want = draw if truth == "draw" else truth
+        if not (out.root_ended[i] and out.action[i] == NO_ACTION
+                and abs(float(out.value[i]) - want) < 1e-6 and not out.action_weights[i].any()):
+            bad.append(f"{fen}: ended={out.root_ended[i]} action={out.action[i]} "
+                       f"value={out.value[i]} (want {want})")
+    rows.append(("ended roots in the pure search", len(ENDED_ROOTS), bad))
+    bad = []
+    for name, (policy, wdl) in NONFINITE_OUTPUTS.items():
+        out = call(policy or 0.0, wdl or 0.0)
+        action = int(out.action[0])
+        legal = action >= 0 and index_to_move(boards[0], action) in boards[0].legal_moves
+        if not (legal and out.nonfinite_outputs[0] and np.all(np.isfinite(out.value))):
+            bad.append(f"{name}: action {action} flag {out.nonfinite_outputs[0]} "
+                       f"values {out.value}")
+    rows.append(("non-finite outputs in the pure search", len(NONFINITE_OUTPUTS), bad))
+    return rows
+
+
 def sweep(folder: Path, engines: bool = False) -> list[tuple[str, int, list[str]]]:
     """A fresh round of every class of issue 26; (class, inputs tried, failures)."""
     import io
@@ -887,9 +941,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="issue 26's hostile-input sweep")
     parser.add_argument("--engines", action="store_true",
                         help="also the external-engine match cases (about a minute)")
+    parser.add_argument("--search", action="store_true",
+                        help="also issue 39's compiled-search classes (a compile of minutes)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = sweep(Path(tmp), engines=args.engines)
+    if args.search:
+        rows.extend(compiled_search_sweep())
     total = sum(n for _, n, _ in rows)
     failed = sum(len(bad) for _, _, bad in rows)
     for name, n, bad in rows:
