@@ -205,6 +205,41 @@ CLI_CASES: list[tuple[list[str], str]] = [
 ]
 CLI_CASES = [c for c in CLI_CASES if c[1] is not None]
 
+# --- issue 39: the pure search and the environment under misuse --------------------------
+#
+# positions whose game is over at the root: (FEN, the true value for the side to move at
+# draw score 0; "draw" takes the tree's draw score)
+ENDED_ROOTS: list[tuple[str, Any]] = [
+    ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "draw"),  # stalemate
+    ("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", -1.0),  # checkmate
+    ("8/8/8/8/8/8/8/K6k w - - 0 1", "draw"),  # insufficient material
+    ("k7/8/8/8/8/8/8/K6R w - - 100 80", "draw"),  # the 50-move rule
+]
+
+# ``search``'s static arguments (keyword -> values refused with a ConfigError naming it)
+SEARCH_STATIC_BAD: dict[str, list[Any]] = {
+    "num_simulations": [-1, 0, 2.5, "4", None, True, 2**40],
+    "num_nodes": [0, 1, -3, 3.5],
+    "num_leaves": [0, -1, 1.5],
+    "edges_per_node": [0, 219],
+    "history_length": [-1, 8],
+}
+
+# network outputs: name -> (policy logits, WDL logits) changes made to a good network's
+# outputs; every one must give priors and values that are finite, flagged as non-finite
+NONFINITE_OUTPUTS: dict[str, tuple[float | None, float | None]] = {
+    "policy NaN": (math.nan, None), "policy +inf": (math.inf, None),
+    "policy -inf": (-math.inf, None), "WDL NaN": (None, math.nan),
+    "WDL +inf": (None, math.inf), "both NaN": (math.nan, math.nan),
+}
+
+# Env misuse: name -> a bad player_order for 2 boards / a bad action for one game
+PLAYER_ORDERS_BAD: dict[str, Any] = {
+    "one player both colours": [[0, 0], [0, 1]], "player 2": [[0, 2], [1, 0]],
+    "wrong shape [3]": [0, 1, 0], "wrong shape [2, 3]": [[0, 1, 0], [1, 0, 1]],
+    "floats": [[0.0, 1.0], [1.0, 0.0]], "text": "01", "ragged": [[0, 1], [1]],
+}
+
 # --- damaged network files ----------------------------------------------------------------
 
 
@@ -309,9 +344,15 @@ def check_clean(call: Callable[[], Any], expect: str | None = None,
 # tried, and every one that was not handled cleanly (a crash, a hang, unbounded time or
 # memory, a silent reinterpretation). ``--engines`` adds the external-engine and UCI
 # subprocess cases (about a minute). ``tests/test_hostile_inputs.py`` runs the quick part.
+# Issue 39 added the pure search's arguments and settings, the network-output boundary,
+# ``Env`` misuse and ``zerochess perft`` at depths that cannot finish
+# (``_search_env_sweep``); its classes that need the compiled search (ended roots,
+# non-finite outputs through a whole search, settings out of range under jit) are
+# ``tests/test_hostile_search.py`` (tier 2: one compile of minutes).
 
 SWEEP_SECONDS = 5.0  # every input must be refused (or answered) within this
 SWEEP_BYTES = 64 * 2**20  # and with at most this much Python memory
+JAX_SECONDS = 60.0  # inputs that run jax ops eagerly (each op compiles on first use)
 
 
 def _laugh_docs() -> dict[str, str]:
@@ -419,6 +460,60 @@ def _bounded(call: Callable[[], Any], seconds: float = SWEEP_SECONDS) -> tuple[s
     thread.start()
     thread.join(4 * seconds)
     return out[0] if out else ("bad", "blocked")
+
+
+def compiled_search_sweep() -> list[tuple[str, int, list[str]]]:
+    """Issue 39's classes through the compiled pure search (one compile: minutes on a
+    CPU): ended roots (true value, ``NO_ACTION``, ``root_ended``) and non-finite network
+    outputs (a legal move or ``NO_ACTION`` with a flag, finite values, ``nonfinite_outputs``)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.chess.policy_map import index_to_move
+    from zerochess.env import start_states
+    from zerochess.neural.toy import linear_model
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import NO_ACTION, roots_from_env, search
+
+    model = linear_model(0)
+    draw = 0.25
+    boards = [chess.Board()] + [chess.Board(f) for f, _ in ENDED_ROOTS]
+    states = jax.tree.map(jnp.asarray, start_states(boards))
+    params = stack_configs([SearchConfig(draw_score=draw)] * len(boards), False, False)
+
+    def apply(mp: Any, planes: Any) -> Any:
+        out = model.apply(mp["net"], planes)
+        return out.policy_logits + mp["policy"], out.wdl_logits + mp["wdl"], None
+
+    run = jax.jit(lambda mp, key: search(mp, roots_from_env(states, key), params, 4,
+                                         apply_fn=apply, num_nodes=5))
+
+    def call(policy: float = 0.0, wdl: float = 0.0) -> Any:
+        mp = {"net": model.params, "policy": jnp.float32(policy), "wdl": jnp.float32(wdl)}
+        return jax.device_get(run(mp, jax.random.key(0)))
+
+    rows = []
+    out = call()
+    bad = []
+    for i, (fen, truth) in enumerate(ENDED_ROOTS, start=1):
+        want = draw if truth == "draw" else truth
+        if not (out.root_ended[i] and out.action[i] == NO_ACTION
+                and abs(float(out.value[i]) - want) < 1e-6 and not out.action_weights[i].any()):
+            bad.append(f"{fen}: ended={out.root_ended[i]} action={out.action[i]} "
+                       f"value={out.value[i]} (want {want})")
+    rows.append(("ended roots in the pure search", len(ENDED_ROOTS), bad))
+    bad = []
+    for name, (policy, wdl) in NONFINITE_OUTPUTS.items():
+        out = call(policy or 0.0, wdl or 0.0)
+        action = int(out.action[0])
+        legal = action >= 0 and index_to_move(boards[0], action) in boards[0].legal_moves
+        if not (legal and out.nonfinite_outputs[0] and np.all(np.isfinite(out.value))):
+            bad.append(f"{name}: action {action} flag {out.nonfinite_outputs[0]} "
+                       f"values {out.value}")
+    rows.append(("non-finite outputs in the pure search", len(NONFINITE_OUTPUTS), bad))
+    return rows
 
 
 def sweep(folder: Path, engines: bool = False) -> list[tuple[str, int, list[str]]]:
@@ -594,9 +689,192 @@ def sweep(folder: Path, engines: bool = False) -> list[tuple[str, int, list[str]
         "1 MB unknown": "z" * 2**20, "1 MB setoption": "setoption name " + "n" * 2**20,
         "1 MB go": "go wtime " + "9" * 2**20, "1 MB position":
         "position fen " + "8/" * 2**19}.items()}, lambda outcome, value: value)
+    rows.extend(_search_env_sweep())
     if engines:
         rows.extend(_engine_sweep(folder))
     return rows
+
+
+def host_roots(boards: list[chess.Board], seed: int = 0) -> Any:
+    """``RootInputs`` [B] of ongoing positions made on the host (numpy; no compile): what
+    ``search`` takes, for checks that refuse before anything runs."""
+    import numpy as np
+
+    from zerochess.chess.backend import make_rules
+    from zerochess.search.api import tree_keys
+    from zerochess.search.loop import RootInputs
+
+    roots = make_rules("host").roots(boards)
+    return RootInputs(position=roots.position, legal=roots.legal, num_legal=roots.num_legal,
+                      status=roots.status, history=roots.history,
+                      rng_key=np.asarray(tree_keys(seed, len(boards)), np.uint32),
+                      mate_slot=roots.mate_slot)
+
+
+def _search_env_sweep() -> list[tuple[str, int, list[str]]]:
+    """Issue 39's classes that need no compiled search: ``search``'s static arguments and
+    per-tree settings, the network-output boundary, ``Env`` misuse and ``zerochess perft``
+    at depths that cannot finish."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.env import Env, start_states
+    from zerochess.neural.toy import linear_model
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import search
+
+    rows: list[tuple[str, int, list[str]]] = []
+
+    def run(name: str, cases: dict[str, Callable[[], Any]], want: str = "error",
+            seconds: float = JAX_SECONDS) -> None:
+        bad = []
+        for case, call in cases.items():
+            outcome, value = _bounded(call, seconds)
+            if outcome == "bad":
+                bad.append(f"{case}: {value}")
+            elif outcome != want:
+                bad.append(f"{case}: {outcome} ({value!r:.120})")
+            elif outcome == "error" and "\n" in str(value):
+                bad.append(f"{case}: multi-line error")
+        rows.append((name, len(cases), bad))
+
+    model = linear_model(0)
+    boards = [chess.Board(), chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R "
+                                         "w KQkq - 2 3")]
+    roots = host_roots(boards)
+    params = stack_configs([SearchConfig()] * 2, False, False)
+
+    def call(**kw: Any) -> Any:
+        args = dict(num_simulations=4, apply_fn=model.apply, num_nodes=5)
+        args.update(kw)
+        return search(model.params, args.pop("roots", roots), args.pop("params", params),
+                      **args)
+
+    cases: dict[str, Callable[[], Any]] = {
+        f"{k}={v!r}": (lambda k=k, v=v: call(**{k: v}))
+        for k, values in SEARCH_STATIC_BAD.items() for v in values}
+    three = stack_configs([SearchConfig()] * 3, False, False)
+    cases["params for 3 trees, 2 roots"] = lambda: call(params=three)
+    cases["limits for 3 trees"] = lambda: call(limits=np.array([1, 2, 3]))
+    cases["limits float"] = lambda: call(limits=np.array([1.5, 2.0]))
+    cases["limits -1"] = lambda: call(limits=np.array([-1, 4]))
+    cases["limits over num_simulations"] = lambda: call(limits=np.array([5, 4]))
+    for field, value in (("policy_temperature", 0.0), ("policy_temperature", math.nan),
+                         ("draw_score", math.nan), ("draw_score", 2.0), ("cpuct", math.inf)):
+        edited = params.replace(**{field: np.asarray(getattr(params, field)).copy()})
+        getattr(edited, field)[1] = value
+        cases[f"params.{field}={value}"] = lambda e=edited: call(params=e)
+    cases["apply_fn not callable"] = lambda: call(apply_fn=3)
+    cases["roots not RootInputs"] = lambda: call(roots=[1, 2])
+    run("pure search: arguments", cases)
+
+    from zerochess.search.step import LeafInputs, evaluate_leaves
+
+    leaf = leaf_inputs(boards)
+
+    def outputs(policy: Any, wdl: Any, m: Any = None, kind: str = "tuple") -> Any:
+        def apply(p: Any, planes: Any) -> Any:
+            base = model.apply(p, planes)
+            out = (base.policy_logits if policy is None else policy(base.policy_logits),
+                   base.wdl_logits if wdl is None else wdl(base.wdl_logits), m)
+            return dict(zip(("policy_logits", "wdl_logits", "moves_left"), out, strict=True)
+                        ) if kind == "dict" else out
+        return evaluate_leaves(apply, model.params, LeafInputs(**leaf), jnp.ones(2))
+
+    shapes = {
+        "policy of 1800": lambda: outputs(lambda x: x[:, :1800], None),
+        "policy of 4000": lambda: outputs(lambda x: jnp.tile(x, (1, 3))[:, :4000], None),
+        "policy [B]": lambda: outputs(lambda x: x[:, 0], None),
+        "WDL of 2": lambda: outputs(None, lambda x: x[:, :2]),
+        "WDL for 3 positions": lambda: outputs(None, lambda x: jnp.concatenate([x, x[:1]])),
+        "complex policy": lambda: outputs(lambda x: x.astype(jnp.complex64), None),
+        "a 4-tuple": lambda: evaluate_leaves(lambda p, x: (1, 2, 3, 4), model.params,
+                                             LeafInputs(**leaf), jnp.ones(2)),
+        "a string": lambda: evaluate_leaves(lambda p, x: "policy", model.params,
+                                            LeafInputs(**leaf), jnp.ones(2)),
+    }
+    run("network outputs of the wrong shape or kind", shapes)
+    good = {
+        "a plain tuple": lambda: outputs(None, None),
+        "a dict": lambda: outputs(None, None, kind="dict"),
+        "float16": lambda: outputs(lambda x: x.astype(jnp.float16),
+                                   lambda x: x.astype(jnp.float16),
+                                   jnp.zeros(2, jnp.float16)),
+        "bfloat16": lambda: outputs(lambda x: x.astype(jnp.bfloat16),
+                                    lambda x: x.astype(jnp.bfloat16)),
+        "moves left [B, 1]": lambda: outputs(None, None, jnp.ones((2, 1))),
+    }
+    run("network outputs in other accepted forms", good, want="ok")
+
+    def poisoned(policy: float | None, wdl: float | None) -> Any:
+        def change(value: float | None) -> Any:
+            return None if value is None else (lambda x: x.at[0].set(value))
+        out = outputs(change(policy), change(wdl))
+        finite = all(bool(jnp.all(jnp.isfinite(a))) for a in (out.priors, out.wdl))
+        sums = np.asarray(jnp.sum(out.priors, axis=1))
+        if not finite or not np.allclose(sums, 1.0, atol=1e-5):
+            raise AssertionError(f"not made safe: sums {sums}")
+        return out
+
+    run("non-finite network outputs (made safe)",
+        {k: (lambda v=v: poisoned(*v)) for k, v in NONFINITE_OUTPUTS.items()}, want="ok")
+
+    env = Env()
+    two = [chess.Board(), chess.Board()]
+    one = jax.tree.map(lambda a: jnp.asarray(a[0]), start_states([chess.Board()]))
+    actions = {"float 12.7": 12.7, "float array": jnp.float32(12.0), "bool": True,
+               "one per batch": jnp.zeros(3, jnp.int32), "None": None, "text": "e2e4"}
+    env_cases: dict[str, Callable[[], Any]] = {
+        f"action {k}": (lambda v=v: env.step(one, v)) for k, v in actions.items()}
+    env_cases.update({f"player_order {k}": (lambda v=v: start_states(two, v))
+                      for k, v in PLAYER_ORDERS_BAD.items()})
+    env_cases["start_states([])"] = lambda: start_states([])
+    env_cases["start_states(a board)"] = lambda: start_states(chess.Board())
+    env_cases["init(0)"] = lambda: env.init(0)
+    env_cases["init(keys [3])"] = lambda: env.init(jax.random.split(jax.random.key(0), 3))
+    run("Env misuse", env_cases)
+
+    from zerochess.cli import main
+
+    def perft(argv: list[str]) -> Any:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["perft", *argv])
+        if status != 2 or "--force" not in err.getvalue():
+            raise AssertionError(f"exit status {status}: {err.getvalue()[-200:]}")
+        raise ConfigError("refused")
+
+    from zerochess.errors import ConfigError
+
+    run("perft at depths that cannot finish", {
+        "startpos 10": lambda: perft(["startpos", "10"]),
+        "startpos 8 host": lambda: perft(["startpos", "8", "--rules", "host"]),
+        "kiwipete 7": lambda: perft(["r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R "
+                                     "w KQkq - 0 1", "7"]),
+        "218 moves 6": lambda: perft(["R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1",
+                                      "6"])})
+    return rows
+
+
+def leaf_inputs(boards: list[chess.Board]) -> dict[str, Any]:
+    """``LeafInputs`` fields [B] of ``boards`` (host; ``evaluate_leaves`` takes them)."""
+    import numpy as np
+
+    from zerochess.chess import state as host_state
+    from zerochess.chess.history import history_arrays
+    from zerochess.chess.rules import expand_batch
+
+    pos = host_state.stack([host_state.from_board(b) for b in boards])
+    exp = expand_batch(pos, np.full(len(boards), -1, np.int16))
+    hist = [history_arrays(b) for b in boards]
+    return dict(boards=np.stack([h[0] for h in hist]), repeated=np.stack([h[1] for h in hist]),
+                turn=pos.turn, castling=pos.castling, rule50=pos.rule50, legal=exp.legal,
+                num_legal=exp.num_legal)
 
 
 class _NoSearch:
@@ -663,9 +941,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="issue 26's hostile-input sweep")
     parser.add_argument("--engines", action="store_true",
                         help="also the external-engine match cases (about a minute)")
+    parser.add_argument("--search", action="store_true",
+                        help="also issue 39's compiled-search classes (a compile of minutes)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = sweep(Path(tmp), engines=args.engines)
+    if args.search:
+        rows.extend(compiled_search_sweep())
     total = sum(n for _, n, _ in rows)
     failed = sum(len(bad) for _, _, bad in rows)
     for name, n, bad in rows:

@@ -3,11 +3,15 @@ bounded quoting and YAML alias expansion, duplicate YAML keys, file inputs that 
 regular files, polyglot books that are not books, streamed EPD input, conflicting or
 empty arguments, shape buckets, ``export_lc0`` of what it cannot export, the UCI engine
 after a refused ``position``, with an unwritable ``LogFile`` and 1 MB lines, and one
-error family (``UserError``) for every kind of input."""
+error family (``UserError``) for every kind of input. Issue 39: the pure search's
+arguments and per-tree settings, the network-output boundary (any tuple, half precision,
+NaN/inf made safe), PRNG keys, ``Env`` misuse and ``zerochess perft`` at depths that cannot
+finish (the compiled search's classes: ``test_hostile_search.py``)."""
 
 from __future__ import annotations
 
 import io
+import math
 import os
 import random
 import threading
@@ -538,3 +542,300 @@ def test_the_hostile_sweep_finds_nothing(tmp_path):
     rows = hostile.sweep(tmp_path)
     assert sum(n for _, n, _ in rows) >= 100
     assert [(name, bad) for name, _, bad in rows if bad] == []
+
+
+# --- issue 39: the pure search, the network's outputs, Env and perft under misuse ----------
+# (no search compiles here: each check refuses before anything runs, or runs the
+# network-output boundary alone; tests/test_hostile_search.py runs the compiled search)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    from zerochess.neural.toy import linear_model
+
+    return linear_model(0)
+
+
+@pytest.fixture(scope="module")
+def pure_search(toy):
+    """``call(**kwargs)``: ``search`` on two ongoing host-made roots (4 simulations)."""
+    from zerochess import SearchConfig
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import search
+
+    import hostile
+
+    roots = hostile.host_roots([chess.Board(), chess.Board(
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")])
+    params = stack_configs([SearchConfig()] * 2, False, False)
+
+    def call(**kw):
+        args = dict(num_simulations=4, apply_fn=toy.apply, num_nodes=5)
+        args.update(kw)
+        return search(toy.params, args.pop("roots", roots), args.pop("params", params), **args)
+
+    call.params = params
+    return call
+
+
+def _static_cases():
+    import hostile
+
+    return [(k, v) for k, values in hostile.SEARCH_STATIC_BAD.items() for v in values]
+
+
+@pytest.mark.parametrize("name, value", _static_cases())
+def test_search_refuses_bad_static_arguments_naming_them(pure_search, name, value):
+    """A negative, zero or fractional simulation count, no leaves, ``num_nodes=0`` (which
+    became the default through ``or``), a tree of one node: a ``ConfigError`` naming the
+    argument and quoting the value, at trace time (not a jax broadcasting error)."""
+    with pytest.raises(ConfigError, match=name) as err:
+        pure_search(**{name: value})
+    assert "\n" not in str(err.value)
+
+
+def test_search_refuses_settings_and_limits_for_another_batch(pure_search):
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.search import stack_configs
+
+    three = stack_configs([SearchConfig()] * 3, False, False)
+    with pytest.raises(ConfigError, match=r"params\..* batch size 2"):
+        pure_search(params=three)
+    with pytest.raises(ConfigError, match=r"limits must be integers \[2\].*\[3\]"):
+        pure_search(limits=np.array([1, 2, 3]))
+    with pytest.raises(ConfigError, match="limits must be integers"):
+        pure_search(limits=np.array([1.5, 2.0]))
+    with pytest.raises(ConfigError, match=r"limits\[0\] must be in \[0, num_simulations=4\]"):
+        pure_search(limits=np.array([-1, 4]))
+    with pytest.raises(ConfigError, match=r"limits\[1\] .* got 5"):
+        pure_search(limits=np.array([4, 5]))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("policy_temperature", 0.0), ("policy_temperature", math.nan), ("draw_score", math.nan),
+    ("draw_score", -1.5), ("cpuct", math.inf), ("dirichlet_epsilon", math.nan)])
+def test_search_refuses_per_tree_settings_out_of_range(pure_search, field, value):
+    """Per-tree data edited after ``stack_configs`` (NaN or 0 temperatures, NaN draw
+    scores): an error naming the field and the tree where the data is concrete (under jit
+    the tree's ``bad_settings`` flag: tests/test_hostile_search.py)."""
+    import numpy as np
+
+    edited = pure_search.params.replace(
+        **{field: np.asarray(getattr(pure_search.params, field)).copy()})
+    getattr(edited, field)[1] = value
+    with pytest.raises(ConfigError, match=rf"params\.{field} of tree 1 must be .* got"):
+        pure_search(params=edited)
+
+
+def _leaf_inputs(boards):
+    from zerochess.search.step import LeafInputs
+
+    import hostile
+
+    return LeafInputs(**hostile.leaf_inputs(boards))
+
+
+def _softmax(x):
+    import numpy as np
+
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def test_network_outputs_any_tuple_or_mapping_and_half_precision(toy):
+    """``apply_fn`` may return a plain tuple (as the README documents), a NamedTuple or a
+    dict, with or without moves left, in float16 or bfloat16 (read as float32): the same
+    priors as the model's own outputs, to the outputs' precision."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess.search.step import evaluate_leaves
+
+    inputs = _leaf_inputs([chess.Board(), chess.Board("8/8/8/4k3/8/8/3P4/4K3 w - - 0 1")])
+    t = jnp.ones(2)
+    ref = evaluate_leaves(toy.apply, toy.params, inputs, t)
+    forms = {
+        "tuple": (lambda p, x: tuple(toy.apply(p, x)), 0.0),
+        "pair": (lambda p, x: tuple(toy.apply(p, x))[:2], 0.0),
+        "dict": (lambda p, x: toy.apply(p, x)._asdict(), 0.0),
+        "float16": (lambda p, x: tuple(a.astype(jnp.float16) for a in toy.apply(p, x)[:2]),
+                    2e-3),
+        "bfloat16": (lambda p, x: tuple(a.astype(jnp.bfloat16) for a in toy.apply(p, x)[:2]),
+                     2e-2),
+    }
+    for name, (apply, tol) in forms.items():
+        out = evaluate_leaves(apply, toy.params, inputs, t)
+        assert out.priors.dtype == jnp.float32 and out.wdl.dtype == jnp.float32, name
+        assert np.allclose(out.priors, ref.priors, atol=tol), name
+        assert np.allclose(out.wdl, ref.wdl, atol=tol), name
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda o: (o[0][:, :1800], o[1], None), r"1858 moves per position .*\[2, 1800\]"),
+    (lambda o: (o[0], o[1][:, :2], None), r"wdl_logits must have shape \[2, 3\]"),
+    (lambda o: (o[0][:1], o[1], None), r"policy_logits must have shape \[2, 1858\]"),
+    (lambda o: (o[0], o[1], o[2], o[0]), "as a tuple or a NamedTuple, got a tuple of 4"),
+    (lambda o: {"policy": o[0]}, "mapping without policy_logits, wdl_logits"),
+    (lambda o: (o[0].astype("complex64"), o[1], None), "must hold real numbers"),
+])
+def test_network_outputs_of_the_wrong_shape_are_refused_at_trace_time(toy, change, fragment):
+    """A policy of another width was accepted (the gather clamps its indices): now a
+    ``ConfigError`` naming ``apply_fn``, what it returned and what was expected."""
+    from zerochess.search.step import evaluate_leaves
+
+    inputs = _leaf_inputs([chess.Board(), chess.Board()])
+    with pytest.raises(ConfigError, match=fragment):
+        evaluate_leaves(lambda p, x: change(tuple(toy.apply(p, x))), toy.params, inputs,
+                        __import__("jax").numpy.ones(2))
+
+
+def test_non_finite_network_outputs_are_made_safe_and_reported(toy):
+    """lc0's treatment, against a plain numpy reference: a legal move with a NaN/inf logit
+    gets prior 0 and the others the softmax of theirs; no finite logit: uniform over the
+    legal moves; a non-finite WDL row: uniform; each such position reported. Finite logits
+    that overflow once divided by a small temperature are not a report (and not NaN)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess.search.step import evaluate_checked
+
+    inputs = _leaf_inputs([chess.Board()] * 5)
+    legal = np.asarray(inputs.legal[0, :20]).astype(int)
+    base = np.asarray(toy.apply(toy.params, jnp.zeros((1, 112, 8, 8))).policy_logits[0])
+
+    def apply(p, planes):
+        policy = jnp.tile(jnp.asarray(base), (5, 1))
+        policy = policy.at[0, legal[3]].set(jnp.nan).at[1, legal[7]].set(jnp.inf)
+        policy = policy.at[2, :].set(jnp.nan)
+        policy = policy.at[4, legal].set(jnp.where(jnp.arange(20) % 2 == 0, 3e38, -3e38))
+        wdl = jnp.zeros((5, 3)).at[3, 1].set(jnp.nan)
+        return policy, wdl, None
+
+    temperature = jnp.array([1.0, 1.0, 1.0, 1.0, 0.5])
+    out, flag = evaluate_checked(apply, toy.params, inputs, temperature)
+    priors = np.asarray(out.priors[:, :20])
+    for row, dead in ((0, 3), (1, 7)):
+        keep = np.arange(20) != dead
+        want = np.zeros(20)
+        want[keep] = _softmax(base[legal][keep])
+        assert np.allclose(priors[row], want, atol=1e-6), row
+    assert np.allclose(priors[2], 1 / 20)  # no finite logit: uniform over the legal moves
+    assert np.allclose(priors[3], _softmax(base[legal]), atol=1e-6)
+    assert np.allclose(out.wdl[3], 1 / 3) and np.all(np.isfinite(out.wdl))
+    assert np.allclose(priors[4], np.where(np.arange(20) % 2 == 0, 0.1, 0.0), atol=1e-6)
+    assert np.asarray(flag).tolist() == [True, True, True, True, False]
+
+
+def test_prng_keys_typed_and_legacy_are_one_key():
+    import jax
+    import numpy as np
+
+    from zerochess.validation import as_rng_key
+
+    typed = as_rng_key(jax.random.key(3))
+    legacy = as_rng_key(jax.random.PRNGKey(3))
+    assert np.array_equal(jax.random.key_data(typed), jax.random.key_data(legacy))
+    assert np.array_equal(jax.random.key_data(legacy), jax.random.PRNGKey(3))
+    for bad in (3, np.zeros(3, np.uint32), np.zeros(2, np.float32),
+                jax.random.split(jax.random.key(0), 2)):
+        with pytest.raises(ConfigError, match="rng_key"):
+            as_rng_key(bad)
+
+
+@pytest.fixture(scope="module")
+def one_game():
+    import jax
+    import jax.numpy as jnp
+
+    from zerochess.env import Env, start_states
+
+    return Env(), jax.tree.map(lambda a: jnp.asarray(a[0]), start_states([chess.Board()]))
+
+
+@pytest.mark.parametrize("action, fragment", [
+    (12.7, "integer lc0 move index, got 12.7"), (True, "got True"),
+    ("float32", "got dtype float32 .*not truncated"),
+    ("batch", r"state's shape \[\] .*got an action of shape \[3\]"), (None, "got None")])
+def test_env_refuses_actions_that_are_not_one_index(one_game, action, fragment):
+    """A float was truncated to an index; one state with an action per batch failed
+    inside jax (``eq got incompatible shapes``)."""
+    import jax.numpy as jnp
+
+    env, state = one_game
+    value = {"float32": jnp.float32(12.0), "batch": jnp.zeros(3, jnp.int32)}.get(
+        action, action) if isinstance(action, str) else action
+    with pytest.raises(ConfigError, match=fragment):
+        env.step(state, value)
+
+
+def test_env_start_states_and_player_order_are_checked():
+    import numpy as np
+
+    from zerochess.env import Env, start_states
+
+    import hostile
+
+    with pytest.raises(ConfigError, match="at least one python-chess board"):
+        start_states([])
+    with pytest.raises(ConfigError, match="list of python-chess boards, got Board"):
+        start_states(chess.Board())
+    two = [chess.Board(), chess.Board()]
+    for order in hostile.PLAYER_ORDERS_BAD.values():
+        with pytest.raises(ConfigError, match="player_order"):
+            start_states(two, order)
+    with pytest.raises(ConfigError, match=r"player_order\[0\] must give players 0 and 1"):
+        start_states(two, [[1, 1], [0, 1]])
+    state = start_states(two, [1, 0])  # one order for every board
+    assert np.array_equal(state.player_order, [[1, 0], [1, 0]])
+    assert np.array_equal(state.current_player, [1, 1])
+    with pytest.raises(ConfigError, match="key"):
+        Env().init(0)
+
+
+def _perft(argv, seconds=60.0):
+    """``zerochess perft ARGV`` in a thread (today's code counted depth 10 for years):
+    (exit status, stdout, stderr), or None if it did not answer in ``seconds``."""
+    import contextlib
+
+    from zerochess.cli import main
+
+    out, err, result = io.StringIO(), io.StringIO(), []
+
+    def target():
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result.append(main(["perft", *argv]))
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return (result[0], out.getvalue(), err.getvalue()) if result else None
+
+
+def test_perft_refuses_a_count_that_cannot_finish_and_says_how_long():
+    got = _perft(["startpos", "10"])
+    assert got is not None, "perft 10 did not answer"
+    status, _, err = got
+    assert status == 2 and "--force" in err and "years" in err, err
+    estimate = float(err.split("about ")[1].split(" move paths")[0])
+    assert 6.9e13 / 10 < estimate < 6.9e13 * 10  # perft(10) = 69,352,859,712,417
+
+
+def test_perft_estimates_and_reports_progress_on_long_counts(monkeypatch):
+    """The estimate from the first plies' branching factor is within 20% of perft(5) from
+    the start position (4,865,609, chessprogramming wiki); a count estimated longer than
+    ``PROGRESS_SECONDS`` prints a line per root move and still gives the exact count."""
+    from zerochess.cli import perft
+
+    estimate = perft.estimate_paths(chess.Board(), 5)
+    assert abs(estimate.paths / 4_865_609 - 1) < 0.2, estimate
+    assert perft.estimate_paths(chess.Board(), 2) is None  # short counts: no estimate
+    monkeypatch.setattr(perft, "PROGRESS_SECONDS", 0.0)
+    status, out, err = _perft(["startpos", "3", "--rules", "host"])
+    assert status == 0 and "perft(3) = 8902 " in out, out
+    lines = [x for x in err.splitlines() if "root moves" in x]
+    assert len(lines) == 20 and lines[-1].startswith("perft(3): 20/20 root moves"), err
+    status, out, _ = _perft(["startpos", "3", "--rules", "host", "--divide"])
+    assert status == 0 and "e2e4: 600" in out and "Nodes searched: 8902" in out

@@ -14,9 +14,17 @@ A game ends (``terminated``) at checkmate, stalemate, insufficient material, a h
 clock of 100 (lc0 and pgx end it there; python-chess makes it a claim) and the third
 occurrence of a position (python-chess's identity: same pieces, side to move, castling
 rights, legal en passant; counted back to the last irreversible move). An illegal action
-loses the game for the player who played it (pgx's rule). ``truncated`` is set after
-``max_steps`` plies, if given. Stepping a finished game changes nothing and gives zero
-rewards; ``auto_reset`` restarts finished games for batched play.
+loses the game for the player who played it (pgx's rule): so does
+``zerochess.search.compiled.NO_ACTION`` (-1), which the pure search gives for a root whose
+game is over (its ``root_ended`` flag). ``truncated`` is set after ``max_steps`` plies, if
+given. Stepping a finished game changes nothing and gives zero rewards; ``auto_reset``
+restarts finished games for batched play.
+
+Misuse is a ``zerochess.ConfigError`` at trace time, not a jax error or a silent
+reinterpretation: an action that is not one integer per game (a float is not truncated),
+a key that is neither a typed key (``jax.random.key``) nor a raw one
+(``jax.random.PRNGKey``), no boards for ``start_states``, a ``player_order`` that is not
+``[B, 2]`` (or ``[2]``) or gives one player both colours.
 """
 
 from __future__ import annotations
@@ -110,14 +118,23 @@ class Env:
         self._start = start_states([chess.Board()])
 
     def init(self, key: jax.Array) -> State:
-        """The standard start position; ``key`` draws which player plays white."""
+        """The standard start position; ``key`` (one key: ``jax.random.key(seed)`` or a
+        legacy ``jax.random.PRNGKey(seed)``; vmap for a batch) draws which player plays
+        white."""
+        from zerochess.validation import as_rng_key
+
         state = jax.tree.map(lambda a: jnp.asarray(a[0]), self._start)
-        order = jnp.where(jax.random.bernoulli(key), jnp.array([1, 0], jnp.int32),
-                          jnp.array([0, 1], jnp.int32))
+        white = jax.random.bernoulli(as_rng_key(key, "key"))
+        order = jnp.where(white, jnp.array([1, 0], jnp.int32), jnp.array([0, 1], jnp.int32))
         return state.replace(player_order=order, current_player=order[0])
 
     def step(self, state: State, action: jax.Array) -> State:
-        """Play ``action`` (an lc0 1858 index) for the player to move."""
+        """Play ``action`` (an lc0 1858 index: an integer scalar, one game; vmap for a
+        batch) for the player to move. An index that is not a legal move (``NO_ACTION``
+        = -1 included: ``zerochess.search.compiled.search`` gives it where it gives no
+        move) loses the game (pgx's rule). A float or bool action, or an action whose
+        shape is not the state's, is a ``ConfigError`` (at trace time)."""
+        action = check_action(state, action)
         done = state.terminated | state.truncated
         return jax.tree.map(lambda old, new: jnp.where(done, old, new), state.replace(
             rewards=jnp.zeros(2, jnp.float32)), _step(state, action, self.max_steps))
@@ -125,6 +142,34 @@ class Env:
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """The observation (lc0's planes always show the side to move)."""
         return state.observation
+
+
+def check_action(state: State, action: Any) -> jax.Array:
+    """``action`` as int32 of the state's shape, or a ``ConfigError`` saying what it got
+    (a float is not truncated to an index; one action is not broadcast to a batch)."""
+    from zerochess.errors import ConfigError, quote
+
+    shape = tuple(jnp.shape(state.current_player))
+    if isinstance(action, (bool, float, complex, str, bytes)) or action is None:
+        raise ConfigError(f"action must be an integer lc0 move index, got {quote(action)}")
+    dtype = getattr(action, "dtype", None)
+    if dtype is None:
+        try:
+            arr = np.asarray(action)
+        except Exception:  # noqa: BLE001 (an object numpy cannot read: reported below)
+            arr = np.asarray(None, object)
+        dtype = arr.dtype
+        action = arr
+    if not jnp.issubdtype(dtype, jnp.integer):
+        raise ConfigError(f"action must be an integer lc0 move index (0 to {NUM_ACTIONS - 1}), "
+                          f"got dtype {dtype} (a float is not truncated to an index)")
+    got = tuple(jnp.shape(action))
+    if got != shape:
+        what = "one game" if shape == () else f"a batch of shape {list(shape)}"
+        raise ConfigError(f"action must have the state's shape {list(shape)} ({what}; "
+                          f"jax.vmap(env.step) for a batch), got an action of shape "
+                          f"{list(got)}")
+    return jnp.asarray(action, jnp.int32)
 
 
 def _step(state: State, action: jax.Array, max_steps: int | None) -> State:
@@ -174,7 +219,8 @@ def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
     Args:
       boards: python-chess boards (checked: an illegal or variant board raises
         ``zerochess.PositionError``).
-      player_order: int [B, 2] the players of white and black (default: player 0 white).
+      player_order: int [B, 2] the players of white and black, each row 0 and 1 in some
+        order, or [2] for every board (default: player 0 white).
 
     Returns:
       ``State`` [B] (numpy arrays).
@@ -185,10 +231,17 @@ def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
     from zerochess.chess import state as host_state
     from zerochess.chess.encoding import planes_from_arrays
     from zerochess.chess.rules import expand_batch
+    from zerochess.errors import ConfigError, quote
     from zerochess.positions import check_game
 
+    if isinstance(boards, (chess.Board, str, bytes)) or not isinstance(boards, Sequence):
+        got = quote(boards) if isinstance(boards, (str, bytes)) else type(boards).__name__
+        raise ConfigError(f"boards must be a list of python-chess boards, got {got}")
+    if len(boards) == 0:
+        raise ConfigError("boards must hold at least one python-chess board, got none")
     boards = [check_game(b) for b in boards]
     n = len(boards)
+    order = _player_order(player_order, n)
     pos = host_state.stack([host_state.from_board(b) for b in boards])
     exp = expand_batch(pos, np.full(n, -1, np.int16))
     mask = np.zeros((n, NUM_ACTIONS), bool)
@@ -222,8 +275,6 @@ def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
             status[i] = GameStatus.REPETITION
     hb = np.stack([h[0] for h in hist])
     hr = np.stack([h[1] for h in hist])
-    order = (np.tile(np.array([0, 1], np.int32), (n, 1)) if player_order is None
-             else np.asarray(player_order, np.int32).reshape(n, 2))
     turn = pos.turn.astype(np.int32)
     return State(
         current_player=order[np.arange(n), 1 - turn], legal_action_mask=mask,
@@ -232,6 +283,30 @@ def start_states(boards: Sequence[Any], player_order: Any = None) -> State:
         truncated=np.zeros(n, bool), position=pos, status=status.astype(np.int8), boards=hb,
         repeated=hr, keys=keys, lc0_keys=lc0_keys, num_keys=num, player_order=order,
         step_count=np.zeros(n, np.int32))
+
+
+def _player_order(player_order: Any, n: int) -> np.ndarray:
+    """int32 [n, 2] from ``player_order`` ([n, 2], or [2] for every game): each row the
+    players of white and black, 0 and 1 in some order."""
+    from zerochess.errors import ConfigError, quote
+
+    if player_order is None:
+        return np.tile(np.array([0, 1], np.int32), (n, 1))
+    try:
+        arr = np.asarray(player_order)
+    except Exception:  # noqa: BLE001 (ragged input: reported below)
+        arr = np.asarray(None, object)
+    if arr.dtype.kind not in "iu" or arr.shape not in ((n, 2), (2,)):
+        raise ConfigError(f"player_order must be integers [{n}, 2] (the players of white and "
+                          f"black of each board) or [2] (the same for every board), got "
+                          f"{quote(player_order)}")
+    arr = np.broadcast_to(arr, (n, 2)).astype(np.int32)
+    good = np.sort(arr, axis=1) == np.array([0, 1])
+    if not good.all():
+        row = int(np.argmin(good.all(axis=1)))
+        raise ConfigError(f"player_order[{row}] must give players 0 and 1 one colour each, "
+                          f"got {arr[row].tolist()}")
+    return arr
 
 
 def auto_reset(step_fn: Callable[[State, jax.Array], State],
@@ -251,4 +326,4 @@ def auto_reset(step_fn: Callable[[State, jax.Array], State],
     return step
 
 
-__all__ = ["NUM_ACTIONS", "Env", "State", "auto_reset", "start_states"]
+__all__ = ["NUM_ACTIONS", "Env", "State", "auto_reset", "check_action", "start_states"]

@@ -116,5 +116,31 @@ def as_text(value: Any, name: str, error: Callable[[str], Exception] = ConfigErr
     return value
 
 
-__all__ = ["MAX_INT32", "MAX_SEED", "as_choice", "as_count", "as_flag", "as_real", "as_seed",
-           "as_text"]
+
+
+def as_rng_key(value: Any, name: str = "rng_key",
+               error: Callable[[str], Exception] = ConfigError) -> Any:
+    """One jax PRNG key as a typed key (``jax.random.key(0)``), from a typed key or a legacy
+    raw key (``jax.random.PRNGKey(0)``: uint32 [2]); jittable (checks dtype and shape at
+    trace time). Not an integer seed (say ``jax.random.key(seed)``)."""
+    import jax
+    import jax.numpy as jnp
+
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if value.shape != ():
+            raise error(f"{name} must be one key, got keys of shape {list(value.shape)} "
+                        f"(index or vmap a batch of keys)")
+        return value
+    if dtype is None or not hasattr(value, "shape"):
+        raise error(f"{name} must be a jax PRNG key (jax.random.key(seed) or "
+                    f"jax.random.PRNGKey(seed)), got {quote(value)}")
+    shape = list(value.shape)
+    if dtype != jnp.uint32 or shape != [2]:
+        raise error(f"{name} must be a jax PRNG key: a typed key (jax.random.key(seed)) or "
+                    f"a raw uint32 [2] key (jax.random.PRNGKey(seed)), got {dtype}{shape}")
+    return jax.random.wrap_key_data(value)
+
+
+__all__ = ["MAX_INT32", "MAX_SEED", "as_choice", "as_count", "as_flag", "as_real", "as_rng_key",
+           "as_seed", "as_text"]

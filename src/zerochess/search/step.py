@@ -35,6 +35,7 @@ from zerochess.chess.keys import position_hash
 from zerochess.chess.planes import planes_from_arrays
 from zerochess.chess.types import MAX_REPETITIONS, Expansion, GameStatus, PositionArrays
 from zerochess.search import cache as eval_cache
+from zerochess.search import net_outputs
 from zerochess.search.cache import EvalCache
 from zerochess.search.config import INFINITE_NSCL, SearchParams
 from zerochess.search.gather import NEW, TERMINAL, ExpandRequest, Leaves
@@ -78,28 +79,33 @@ def evaluate_leaves(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
     """The network on B positions.
 
     Args:
-      apply_fn: ``Model.apply``.
+      apply_fn: ``Model.apply``, or any function returning what ``net_outputs`` reads.
       model_params: its parameters.
       inputs: the positions.
       temperature: float32 [B] policy softmax temperature per position.
 
     Returns:
-      ``LeafOutputs``; priors and policy are 0 past ``num_legal``.
+      ``LeafOutputs``; priors and policy are 0 past ``num_legal``; non-finite network
+      outputs made safe (``net_outputs``; ``evaluate_checked`` reports them).
     """
+    return evaluate_checked(apply_fn, model_params, inputs, temperature)[0]
+
+
+def evaluate_checked(apply_fn: Callable, model_params: Any, inputs: LeafInputs,
+                     temperature: chex.Array) -> tuple[LeafOutputs, chex.Array]:
+    """``evaluate_leaves`` and bool [B]: the network's outputs for the position were not
+    all finite (``net_outputs``: made safe, lc0's way)."""
     planes = planes_from_arrays(jnp, inputs.boards, inputs.repeated, inputs.turn,
                                 inputs.castling, inputs.rule50)
-    out = apply_fn(model_params, planes)
+    out = net_outputs.read_outputs(apply_fn(model_params, planes), planes.shape[0])
     valid = jnp.arange(K)[None, :] < inputs.num_legal[:, None]
     logits = jnp.take_along_axis(out.policy_logits,
                                  jnp.maximum(inputs.legal, 0).astype(jnp.int32), axis=1)
-    logits = jnp.where(valid, logits, -jnp.inf)
-    safe = jnp.where(valid.any(axis=1, keepdims=True), logits, 0.0)
-    priors = jnp.where(valid, jax.nn.softmax(safe / temperature[:, None], axis=1), 0.0)
-    policy = jnp.where(valid, jax.nn.softmax(safe, axis=1), 0.0)
-    wdl = jax.nn.softmax(out.wdl_logits.astype(jnp.float32), axis=-1)
-    m = (jnp.zeros(wdl.shape[:1], jnp.float32) if out.moves_left is None
-         else out.moves_left.astype(jnp.float32).reshape(wdl.shape[:1]))
-    return LeafOutputs(priors=priors, policy=policy, wdl=wdl, m=m)
+    priors, policy, bad_policy = net_outputs.policy_priors(logits, valid, temperature)
+    wdl, bad_wdl = net_outputs.wdl_probabilities(out.wdl_logits)
+    m, bad_m = net_outputs.moves_left(out.moves_left, wdl.shape[0])
+    return (LeafOutputs(priors=priors, policy=policy, wdl=wdl, m=m),
+            bad_policy | bad_wdl | bad_m)
 
 
 # --- expand (host) --------------------------------------------------------------------------
