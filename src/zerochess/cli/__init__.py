@@ -30,10 +30,11 @@ from zerochess.cli import (
     selfplay,
     train,
     uci,
+    warmup,
 )
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci, perft)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, train, uci, perft, warmup)
 
 
 def build_parser() -> argparse.ArgumentParser:
