@@ -119,6 +119,24 @@ def test_setoption_rebuilds_in_the_background_once():
     engine.close()
 
 
+def test_options_sent_right_after_uciok_are_built_once():
+    """A GUI's setoption lines right after uciok: one build, of the driver they ask for
+    (the defaults' build, started at uci, gives way before it begins)."""
+    keys: list[tuple[int, int]] = []
+
+    def factory(options):
+        keys.append((int(options["Threads"]), int(options["MinibatchSize"])))
+        return _Driver()
+
+    out = _Lines()
+    engine = UciEngine(out, driver_factory=factory, background=True)
+    for line in ("uci", "setoption name Threads value 2", "setoption name MinibatchSize value 8",
+                 "isready"):
+        engine.handle(line)
+    assert out.lines[-1] == "readyok" and keys == [(2, 8)]
+    engine.close()
+
+
 def _rebuild_then_go(background: bool) -> tuple[_Lines, list[_Driver]]:
     drivers: list[_Driver] = []
 

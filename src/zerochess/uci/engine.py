@@ -76,6 +76,7 @@ from zerochess.user_files import MAX_NETWORK_FILE_BYTES, check_user_file
 ENGINE_NAME = "zerochess"
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
+BUILD_SETTLE_S = 0.25  # a background build starts this long after the command asking for it
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
 
 # Options whose change needs a new driver (new tree size or network: a recompile): a change
@@ -751,8 +752,11 @@ class _Build:
     ``after``: an earlier build to wait for first (one compile at a time)."""
 
     def __init__(self, key: tuple, make: Callable[..., Any], options: OptionValues,
-                 out: _Output, after: _Build | None = None, thread: bool = True) -> None:
+                 out: _Output, after: _Build | None = None, thread: bool = True,
+                 wanted: Callable[[], tuple] | None = None) -> None:
         self.key = key
+        self.wanted = wanted  # the key the engine wants now (a background build skips
+        # itself when a later setoption asked for another driver before it began)
         self.make = make
         self.options = options
         self.out = out
@@ -776,6 +780,15 @@ class _Build:
     def _run(self) -> None:
         if self.after is not None:
             self.after.done.wait()
+        if self.wanted is not None:
+            # the options a GUI sends right after uciok come within milliseconds: wait a
+            # moment, so that the build is of the driver they ask for, not the defaults'
+            time.sleep(BUILD_SETTLE_S)
+            if self.wanted() != self.key:
+                self.error = RuntimeError("superseded by a later setoption")
+                self.after = None
+                self.done.set()
+                return
         from zerochess import program_store
 
         t0 = time.perf_counter()
@@ -971,7 +984,7 @@ class UciEngine:
                 self._build is not None and self._build.key == key):
             return
         self._build = _Build(key, self._make_driver, self.options.copy(), self.out,
-                             after=self._build)
+                             after=self._build, wanted=self._wanted_driver_key)
 
     def _make_driver(self, options: OptionValues, progress: Callable[[str], None]) -> Any:
         """A driver for ``options``, warmed up (the deferred part of the default driver's
