@@ -211,3 +211,12 @@ def test_a_search_without_playouts_never_shows_seldepth_below_depth():
     line = format_info(ThinkingInfo(depth=0, seldepth=0, time=5, nodes=601))
     assert line.startswith("info depth 1 seldepth 1 time 5 nodes 601")
     assert format_info(ThinkingInfo(depth=3, seldepth=7)).startswith("info depth 3 seldepth 7")
+
+
+def test_warmup_refuses_a_cache_that_is_off(monkeypatch, capsys):
+    from zerochess import compile_cache
+    from zerochess.cli import main
+
+    monkeypatch.setattr(compile_cache, "enable", lambda *a, **k: None)
+    assert main(["warmup", "uci"]) == 2
+    assert "the compilation cache is off" in capsys.readouterr().err

@@ -117,3 +117,27 @@ def test_pure_search_compiles_once_per_machine(tmp_path):
     assert first["where"] == cache and first["compiles"] > 0
     assert second["compiles"] == 0, second  # every program came from the cache
     assert second["actions"] == first["actions"]
+
+
+def test_warmup_fills_the_store_so_the_engine_compiles_nothing(tmp_path):
+    """``zerochess uci --warmup`` (what the README's install line runs), then the engine on
+    the same cache: its build loads every program and compiles none."""
+    env = {**os.environ, "ZEROCHESS_JAX_CACHE": str(tmp_path / "cache")}
+    warm = subprocess.run([sys.executable, "-m", "zerochess.cli", "uci", "--warmup"],
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    assert "uci: ready in" in warm.stdout and " programs compiled" in warm.stdout
+    proc = _engine(env)
+    seen: list[str] = []
+    try:
+        proc.stdin.write("uci\nisready\n")
+        proc.stdin.flush()
+        _until(proc, "readyok", seen)
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+    ready = [x for x in seen if x.startswith("info string ready in ")]
+    assert ready and "(0 programs compiled," in ready[0], seen
+    assert not any("compiled program" in x for x in seen), seen

@@ -152,6 +152,11 @@ class SearchDriver:
         with preloading(f"{self._warmup_tag} rest"):
             say("tree reuse")
             self.searcher.precompile_advance(self._shapes)
+            # and the small operations a kept tree's new stopper settings run (on zeros of
+            # a tree's parameters' shapes: the same operations, no tree touched)
+            zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype),
+                                 self._shapes.shards[0].params)
+            jax.block_until_ready(_with_kld(zeros, SearchConfig()))
             self.reuse_ready = True
             say("the network alone (time-trouble moves)")
             planes = jax.ShapeDtypeStruct((1, *encode_board(chess.Board()).shape), jnp.float32)
@@ -224,11 +229,7 @@ class SearchDriver:
         change between pondering and thinking without changing the tree)."""
         assert self.batch is not None
         state = self.batch.shards[0]
-        params = state.params.replace(
-            kld_min_gain=jnp.full_like(state.params.kld_min_gain,
-                                       config.minimum_kld_gain_per_node),
-            kld_interval=jnp.full_like(state.params.kld_interval,
-                                       min(config.kld_gain_average_interval, 2**30)))
+        params = _with_kld(state.params, config)
         self.batch = dataclasses.replace(self.batch, shards=(state.replace(params=params),))
 
     def _read_root(self) -> None:
@@ -374,6 +375,14 @@ class SearchDriver:
         full = restrict_result(results_from_view([self.board], read, moves=[self.moves])[0],
                                self._filter)
         return dataclasses.replace(result, pvs=full.pvs, pv_visits=full.pv_visits)
+
+
+def _with_kld(params, config: SearchConfig):
+    """``params`` (``SearchParams`` [1]) with the KLD-gain stopper's settings of ``config``."""
+    return params.replace(
+        kld_min_gain=jnp.full_like(params.kld_min_gain, config.minimum_kld_gain_per_node),
+        kld_interval=jnp.full_like(params.kld_interval,
+                                   min(config.kld_gain_average_interval, 2**30)))
 
 
 def _tree_key(config: SearchConfig) -> SearchConfig:
