@@ -368,5 +368,12 @@ def test_startup_runs_cold_then_warm_on_one_new_cache(tmp_path: Path,
         startup.run_once(silent, dict(os.environ))
     with pytest.raises(ValueError):
         startup.run(commands, warm_runs=0)
-    assert [c.name for c in startup.commands()] == ["analyse", "uci"]
+    assert [c.name for c in startup.commands()] == ["analyse", "uci", "search"]
+    assert [r["ready_s"] <= r["wall_s"] for r in figures["a"]["runs"]] == [True] * 3
+    both = startup.run(commands[:1], warm_runs=1, log=print, baseline_src=str(tmp_path))
+    assert both["baseline"]["src"] == str(tmp_path)
+    assert [r["run"] for r in both["baseline"]["commands"]["a"]["runs"]] == ["cold", "warm 1"]
+    rows = [line.split() for line in log.read_text().splitlines()][6:]
+    # interleaved, each source on a cache of its own: cold, cold, warm, warm
+    assert [n for _, n, _ in rows] == ["0", "0", "1", "1"] and len({d for *_, d in rows}) == 2
     assert startup.commands(64)[0].argv[-3:] == ("--visits", "64", "--json")

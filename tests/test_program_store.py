@@ -385,3 +385,38 @@ def test_preloading_a_damaged_file_or_manifest_falls_back(store, caplog, damage)
     else:
         assert submitted == 0
         assert _delta(before)["loaded"] == 1 and _delta(before)["rejected"] == 0
+
+
+def test_precompile_from_shapes_makes_the_real_call_compile_nothing(store):
+    """``precompile`` with ``abstract`` arguments (shapes only) compiles the program a later
+    call with real arrays runs; that call traces and compiles nothing; listeners hear the
+    compile and (in a new process) the load, and a second precompile is free."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    heard: list[tuple[str, str]] = []
+    with program_store.listening(lambda event, name, _s: heard.append((event, name))):
+        program = _make()
+        program.precompile(*program_store.abstract((x, y)), 3)
+        assert heard == [("compiled", program.name)]
+        before = dict(program_store.STATS)
+        np.testing.assert_array_equal(program(x, y, 3), x * 3 + 3)
+        assert _delta(before)["traced"] == 0 and _delta(before)["compiled"] == 0
+        program_store.clear()  # a new process: the file is loaded, not compiled
+        _make().precompile(*program_store.abstract((x, y)), 3)
+    assert [e for e, _ in heard] == ["compiled", "loaded"]
+    assert isinstance(program_store.abstract(x), jax.ShapeDtypeStruct)
+    assert program_store.aval_key(program_store.abstract(jnp.float32(2.0) * 1)) == \
+        program_store.aval_key(jnp.float32(2.0) * 1)
+
+
+def test_state_program_precompiles_from_shapes(store):
+    state = {"a": np.zeros(4, np.float32), "b": np.ones(4, np.float32)}
+
+    def bump(s, k):
+        return {"a": s["a"] + k, "b": s["b"]}
+
+    program = StateProgram(bump, identity="test-bump-v1")
+    program.precompile(program_store.abstract(state), jax.ShapeDtypeStruct((), jnp.float32))
+    before = dict(program_store.STATS)
+    out = program(state, jnp.float32(2.0))
+    assert _delta(before)["traced"] == 0 and _delta(before)["compiled"] == 0
+    np.testing.assert_array_equal(out["a"], np.full(4, 2.0, np.float32))

@@ -271,3 +271,41 @@ def test_a_new_tree_written_over_the_last_is_a_new_drivers_tree(driver):
         assert got.best_move == want.best_move
         if allow:
             assert {m for m, v in zip(got.moves, got.visits, strict=True) if v} <= set(allow)
+
+
+def test_a_deferred_warmup_never_compiles_in_a_search():
+    """``warmup(defer=True)`` (what ``isready`` waits for in ``zerochess uci``): until
+    ``warmup_rest`` has run, a continued game starts a new tree and a time-trouble move
+    comes from the root's priors, both without compiling; afterwards the tree is reused.
+    (A driver of its own, first in no particular order: the module's driver compiles the
+    same programs, so this one may find them compiled; it checks the fallbacks' paths.)"""
+    drv = SearchDriver(load_model("builtin"), 2048,
+                       searcher_kwargs={"leaves_per_step": 16, "cache_size": 4096})
+    drv.warmup(defer=True)
+    assert not drv.reuse_ready and not drv.policy_ready
+    board = chess.Board()
+    board.push_san("e4")
+    handler = _Compiles()
+    logging.getLogger("jax").addHandler(handler)
+    try:
+        with jax.log_compiles(True):
+            drv.start(board, SearchConfig(), seed=1)
+            drv.search(24, None, lambda _: False)
+            best = drv.result().best_move
+            board.push(best)
+            board.push(next(iter(board.legal_moves)))
+            if not drv.reuse_ready:  # not compiled yet (another test may have): new tree
+                drv.start(board, SearchConfig(), seed=1)
+                assert drv.reused_visits == 0
+            move = drv.policy_move(board)
+            assert move in board.legal_moves
+    finally:
+        logging.getLogger("jax").removeHandler(handler)
+    assert [m for m in handler.messages if "advance" in m or "policy" in m] == []
+    drv.warmup_rest()
+    assert drv.reuse_ready and drv.policy_ready
+    drv.start(board, SearchConfig(), seed=1)
+    drv.search(24, None, lambda _: False)
+    board.push(drv.result().best_move)
+    drv.start(board, SearchConfig(), seed=1)
+    assert drv.reused_visits > 0  # tree reuse once compiled

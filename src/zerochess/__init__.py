@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
     from zerochess.analysis.quick import analyse, search_config
+    from zerochess.compile_cache import enable_compile_cache
     from zerochess.errors import (
         ConfigError,
         InputFileError,
@@ -45,6 +46,8 @@ _EXPORTS = {
     # search positions
     "analyse": "zerochess.analysis",
     "search_config": "zerochess.analysis",
+    # compile once per machine (jax's persistent compilation cache)
+    "enable_compile_cache": "zerochess.compile_cache",
     "Searcher": "zerochess.search",
     "SearchConfig": "zerochess.search",
     "SearchBatch": "zerochess.search",
@@ -106,8 +109,8 @@ PUBLIC_MODULES: tuple[str, ...] = (
 __all__ = ["ConfigError", "InputFileError", "Model", "ModelError", "ModelFileError",
            "ModelOutput", "MoveFilter", "NoLegalMovesError", "PositionError", "SearchBatch",
            "SearchConfig", "SearchResult", "Searcher", "TemperatureSchedule", "UserError",
-           "analyse", "bytes_per_node", "load_model", "parse_fen", "parse_position",
-           "read_epd", "search_config"]
+           "analyse", "bytes_per_node", "enable_compile_cache", "load_model", "parse_fen",
+           "parse_position", "read_epd", "search_config"]
 
 
 def __getattr__(name: str) -> Any:

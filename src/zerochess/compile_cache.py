@@ -1,6 +1,11 @@
 """jax's persistent compilation cache for zerochess: compiled search programs are kept on
 disk, so a second process skips XLA compilation (``zerochess analyse`` starts in ~2 s
-instead of ~15 s).
+instead of ~15 s). ``zerochess.enable_compile_cache()`` is the one public call: code
+that runs zerochess's pure functions (``search.compiled.search``, ``Env``,
+``training.device_selfplay.play``) under its own ``jax.jit`` calls it once, and a second
+process on the machine compiles nothing the first compiled. Library code never calls it
+behind the user's back (``Searcher`` and the CLI call ``enable`` for their own programs,
+which leaves a directory the user set alone).
 
 The directory is ``$ZEROCHESS_JAX_CACHE`` if set (empty: off), else
 ``$XDG_CACHE_HOME/zerochess/jax`` (``~/.cache/zerochess/jax``). The search's programs
@@ -51,4 +56,22 @@ def enable(path: str | None = None, override: bool = False) -> str | None:
         return None
 
 
-__all__ = ["ENV", "default_dir", "enable"]
+def enable_compile_cache(path: str | None = None) -> str | None:
+    """Keep every program jax compiles in this process on disk, and load the programs an
+    earlier process stored: the second run of a script on this machine compiles nothing
+    it compiled before (it still traces its functions; the first run pays the compile).
+
+    This sets jax's global ``jax_compilation_cache_dir`` (and keeps programs however fast
+    they compiled): call it once, at the top of a script or notebook, before the first
+    ``jit`` call. ``path``: the directory (default ``$ZEROCHESS_JAX_CACHE``, else
+    ``~/.cache/zerochess/jax``, shared with the ``zerochess`` commands; ``""``: off). A
+    directory you set yourself (``JAX_COMPILATION_CACHE_DIR``) is replaced only when you
+    pass ``path``.
+
+    Returns:
+      the directory in use, or None when the cache is off.
+    """
+    return enable(path, override=path is not None)
+
+
+__all__ = ["ENV", "default_dir", "enable", "enable_compile_cache"]

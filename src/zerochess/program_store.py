@@ -52,6 +52,7 @@ import re
 import sys
 import tempfile
 import threading
+import time
 import types
 import weakref
 from collections import Counter
@@ -340,8 +341,22 @@ def _code_digest(code: types.CodeType) -> str:
     return digest.hexdigest()[:16]
 
 
+def abstract(tree: Any) -> Any:
+    """``tree`` with every array replaced by its ``jax.ShapeDtypeStruct`` (shape, dtype,
+    weak type): what ``Program.precompile`` needs of arguments that are in use elsewhere."""
+    def one(x: Any) -> Any:
+        if isinstance(x, jax.Array | np.ndarray | np.generic):
+            return jax.ShapeDtypeStruct(np.shape(x), x.dtype,
+                                        weak_type=bool(getattr(x, "weak_type", False)))
+        return x
+
+    return jax.tree.map(one, tree)
+
+
 def aval_key(x: Any) -> tuple:
     """(shape, dtype, weak type) of an argument leaf, the way jit specialises on it."""
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return (x.shape, x.dtype, bool(x.weak_type))
     if isinstance(x, jax.Array):
         return (x.shape, x.dtype, x.weak_type)
     if isinstance(x, np.ndarray | np.generic):
@@ -648,10 +663,47 @@ def _fresh_compile() -> Iterator[bool]:
             compiler._cache_read = original
 
 
+# --- who wants to know when a program is compiled or loaded (progress lines) --------------
+
+_LISTENERS: list[Callable[[str, str, float], None]] = []
+_LISTENERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def listening(callback: Callable[[str, str, float], None]) -> Iterator[None]:
+    """Call ``callback(event, name, seconds)`` while this block runs, for every program
+    any thread compiles (``event`` "compiled") or loads from disk ("loaded"); ``seconds``:
+    how long it took. A callback that raises is ignored (it must not stop a compile)."""
+    with _LISTENERS_LOCK:
+        _LISTENERS.append(callback)
+    try:
+        yield
+    finally:
+        with _LISTENERS_LOCK:
+            _LISTENERS.remove(callback)
+
+
+def _tell(event: str, name: str, seconds: float) -> None:
+    with _LISTENERS_LOCK:
+        listeners = list(_LISTENERS)
+    for callback in listeners:
+        with contextlib.suppress(Exception):
+            callback(event, name, seconds)
+
+
 def acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
             compile_fn: Callable[[], tuple[Any, dict]]) -> tuple[Any, dict]:
     """The compiled program ``name``: from disk under the key ``key_parts()`` builds, else
-    ``compile_fn()`` -> (compiled, extra), stored for the next process."""
+    ``compile_fn()`` -> (compiled, extra), stored for the next process. Listeners
+    (``listening``) hear which of the two happened."""
+    start = time.perf_counter()
+    compiled, extra, event = _acquire(name, key_parts, in_tree, compile_fn)
+    _tell(event, name, time.perf_counter() - start)
+    return compiled, extra
+
+
+def _acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
+             compile_fn: Callable[[], tuple[Any, dict]]) -> tuple[Any, dict, str]:
     key = None
     if store_dir() is not None:
         try:
@@ -661,7 +713,7 @@ def acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
             LOG.debug("zerochess: program %s kept in memory only (%s)", name, why)
     if key is None:
         STATS["compiled"] += 1
-        return compile_fn()
+        return (*compile_fn(), "compiled")
 
     def compile_and_store() -> tuple[Any, dict]:
         with _fresh_compile() as fresh:
@@ -673,7 +725,7 @@ def acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
 
     found = load(name, key, in_tree)
     if found is None:
-        return compile_and_store()
+        return (*compile_and_store(), "compiled")
 
     def recompile(err: Exception) -> Any:
         STATS["rejected"] += 1
@@ -683,7 +735,7 @@ def acquire(name: str, key_parts: Callable[[], str], in_tree: Any,
         path.unlink(missing_ok=True)
         return compile_and_store()[0]
 
-    return _Loaded(found[0], recompile), found[1]
+    return _Loaded(found[0], recompile), found[1], "loaded"
 
 
 class _Loaded:
@@ -764,6 +816,17 @@ class Program:
         return self._jit.lower(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled, dynamic = self._get(args, kwargs)
+        return compiled(*dynamic)
+
+    def precompile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile (or load) the program a call with these arguments runs, without running
+        it. An array argument may be a ``jax.ShapeDtypeStruct`` (``abstract``): only its
+        shape, dtype and weak type count, so a program can be made ready from another
+        thread while the arrays it will run on are in use."""
+        self._get(args, kwargs)
+
+    def _get(self, args: tuple, kwargs: dict) -> tuple[Any, tuple]:
         statics = self.static_argnums
         if statics:
             dynamic = tuple(a for i, a in enumerate(args) if i not in statics)
@@ -776,7 +839,7 @@ class Program:
                             "(keyword arguments of a Program are static)")
         leaves, treedef = jax.tree.flatten(dynamic)
         if _has_tracer(leaves):
-            return self._jit(*args, **kwargs)
+            return functools.partial(self._jit, *args, **kwargs), ()
         static_kw = tuple(sorted(kwargs.items()))
         avals = tuple(aval_key(x) for x in leaves)
         key = (static, static_kw, treedef, avals)
@@ -788,7 +851,7 @@ class Program:
                     compiled = self._acquire(args, kwargs, dynamic, static, static_kw,
                                              treedef, avals)
                     self._compiled[key] = compiled
-        return compiled(*dynamic)
+        return compiled, dynamic
 
     def _acquire(self, args: tuple, kwargs: dict, dynamic: tuple, static: tuple,
                  static_kw: tuple, treedef: Any, avals: tuple) -> Any:
@@ -824,6 +887,7 @@ def program(fn: Callable | None = None, **options: Any) -> Any:
     return Program(fn, **options)
 
 
-__all__ = ["LOAD_MESSAGE", "MAX_BYTES", "STATS", "Program", "Unstable", "acquire", "aval_key",
-           "clear", "environment_key", "fingerprint", "load", "preloading", "program",
-           "program_key", "prune", "save", "source_closure", "source_digest", "store_dir"]
+__all__ = ["LOAD_MESSAGE", "MAX_BYTES", "STATS", "Program", "Unstable", "abstract", "acquire",
+           "aval_key", "clear", "environment_key", "fingerprint", "listening", "load",
+           "preloading", "program", "program_key", "prune", "save", "source_closure",
+           "source_digest", "store_dir"]

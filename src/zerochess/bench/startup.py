@@ -1,24 +1,30 @@
 """``zerochess bench --startup``: how long a new process takes to answer, cold and warm.
 
-Two commands, each run in fresh processes that share one empty persistent cache
+Three start-ups, each run in fresh processes that share one empty persistent cache
 (``ZEROCHESS_JAX_CACHE`` set to a new temporary directory, so the machine's own cache is
 neither used nor touched):
 
 - ``analyse``: ``zerochess analyse FEN --visits 800 --json`` (the whole command: imports,
   the network, compiling or loading the search programs, the search, the output);
-- ``uci``: ``zerochess uci`` fed ``uci``, ``isready``, ``quit`` (``isready`` answers after
-  the engine's warm-up, which compiles or loads every program a game uses).
+- ``uci``: ``zerochess uci`` fed ``uci``, ``isready``, ``quit``: the time to ``uciok`` and
+  to ``readyok`` (the engine's warm-up: compiling or loading what every search runs);
+- ``search``: the README's pure ``search`` example (8 trees, 64 simulations, jitted by
+  the user), with ``zerochess.enable_compile_cache()`` called first where the package
+  has it (what a user following that README does).
 
 The first run of each compiles and stores its programs (cold); the next ``--warm-runs``
-(default 5; ``--quick``: 2) load them (warm). Each run's wall time and CPU time (user +
-system, of the child process) are recorded; the figures are the cold run's and the warm
-runs' median: ``startup_warm_s_analyse`` and ``startup_warm_s_uci``, the lines this mode
-ends with. A run that fails (non-zero exit, no JSON result, no ``readyok``) is a
-``RuntimeError`` quoting the end of its output.
+(default 5; ``--quick``: 2) load them (warm). Each run's wall time to its ready line
+(``ready_s``), to its exit (``wall_s``) and CPU time (user + system, of the child
+process) are recorded; the figures are the cold run's and the warm runs' median:
+``startup_warm_s_NAME``, the lines this mode ends with. ``--baseline-src DIR`` runs every
+start-up also from the sources in DIR (e.g. ``git archive main src``), interleaved run by
+run, each on its own new cache: before and after on one machine at one time. A run that
+fails (non-zero exit, no ready line) is a ``RuntimeError`` quoting the end of its output.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import resource
@@ -26,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,64 +43,143 @@ FEN = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
 ZEROCHESS = [sys.executable, "-m", "zerochess.cli"]
 
 
+# The README's pure search (``search.compiled.search`` under the user's ``jax.jit``).
+SEARCH_SCRIPT = """
+import jax, chess, zerochess
+if hasattr(zerochess, "enable_compile_cache"):
+    zerochess.enable_compile_cache()
+from zerochess import SearchConfig, load_model
+from zerochess.env import Env, start_states
+from zerochess.search import stack_configs
+from zerochess.search.compiled import roots_from_env, search
+
+model = load_model("builtin")
+states = jax.tree.map(jax.numpy.asarray, start_states([chess.Board()] * 8))
+params = stack_configs([SearchConfig(n_scl=5)] * 8)
+
+@jax.jit
+def policy(model_params, states, key):
+    out = search(model_params, roots_from_env(states, key), params, 64, apply_fn=model.apply)
+    return out.action, out.action_weights
+
+actions, targets = policy(model.params, states, jax.random.key_data(jax.random.PRNGKey(0)))
+states = jax.vmap(Env().step)(states, actions)
+print("actions", [int(a) for a in actions], flush=True)
+"""
+
+
 @dataclasses.dataclass(frozen=True)
 class Command:
-    """One start-up to measure: ``argv`` fed ``stdin``; ``ready`` must be in its output."""
+    """One start-up to measure: ``argv`` fed ``stdin``; ``ready`` must be in its output
+    (its first line holding it is the ready time); ``marks``: further lines to time."""
 
     name: str
     argv: tuple[str, ...]
     stdin: str = ""
     ready: str = ""
+    marks: tuple[str, ...] = ()
 
 
 def commands(visits: int = 800) -> tuple[Command, ...]:
-    """The two measured start-ups (``analyse`` at ``visits``, and the UCI engine)."""
+    """The measured start-ups (``analyse`` at ``visits``, the UCI engine, the pure
+    search)."""
     return (Command("analyse", (*ZEROCHESS, "analyse", FEN, "--visits", str(visits), "--json"),
                     ready='"moveInfos"'),
-            Command("uci", (*ZEROCHESS, "uci"), stdin="uci\nisready\nquit\n", ready="readyok"))
+            Command("uci", (*ZEROCHESS, "uci"), stdin="uci\nisready\nquit\n", ready="readyok",
+                    marks=("uciok",)),
+            Command("search", (sys.executable, "-c", SEARCH_SCRIPT), ready="actions"))
 
 
 def run_once(command: Command, env: dict[str, str], timeout_s: float = 1800.0) -> dict[str, Any]:
-    """One fresh process of ``command``: wall time and its CPU time (user, system)."""
+    """One fresh process of ``command``: wall time to its ready line and to its exit, the
+    times of its ``marks``, its CPU time (user, system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(command.argv, input=command.stdin, env=env, capture_output=True,
-                          text=True, timeout=timeout_s)
+    proc = subprocess.Popen(command.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
+    timer = threading.Timer(timeout_s, proc.kill)
+    timer.start()
+    errors: list[str] = []
+    reader = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    lines: list[str] = []
+    seen: dict[str, float] = {}
+    try:
+        if command.stdin:
+            proc.stdin.write(command.stdin)
+        proc.stdin.close()
+        for line in proc.stdout:
+            now = time.perf_counter() - start
+            lines.append(line)
+            for mark in (command.ready, *command.marks):
+                if mark and mark in line and mark not in seen:
+                    seen[mark] = now
+        proc.wait()
+    finally:
+        timer.cancel()
     wall = time.perf_counter() - start
+    reader.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0 or command.ready not in proc.stdout:
-        tail = (proc.stdout[-800:] + proc.stderr[-800:]).strip()
+    out = "".join(lines)
+    if proc.returncode != 0 or command.ready not in seen:
+        tail = (out[-800:] + "".join(errors)[-800:]).strip()
         raise RuntimeError(f"{command.name}: exit status {proc.returncode}, no "
                            f"{command.ready!r} in its output: {tail}")
-    return {"wall_s": wall, "cpu_user_s": after.ru_utime - before.ru_utime,
+    return {"wall_s": wall, "ready_s": seen[command.ready],
+            **{f"{mark}_s": seen.get(mark) for mark in command.marks},
+            "cpu_user_s": after.ru_utime - before.ru_utime,
             "cpu_sys_s": after.ru_stime - before.ru_stime}
 
 
-def measure(command: Command, warm_runs: int, log: Any = print) -> dict[str, Any]:
-    """The cold run and ``warm_runs`` warm runs of ``command`` on one new empty cache."""
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="zerochess-startup-") as cache:
-        env = {**os.environ, "ZEROCHESS_JAX_CACHE": cache}
-        for i in range(1 + warm_runs):
-            run = run_once(command, env) | {"run": "cold" if i == 0 else f"warm {i}"}
-            runs.append(run)
-            log(f"{command.name} {run['run']}: {run['wall_s']:.2f} s wall, "
-                f"{run['cpu_user_s'] + run['cpu_sys_s']:.2f} s CPU")
+def _summary(command: Command, runs: list[dict[str, Any]]) -> dict[str, Any]:
     warm = runs[1:]
     return {"command": " ".join(command.argv[2:]) + (
                 f"  (stdin: {', '.join(command.stdin.split())})" if command.stdin else ""),
-            "runs": runs, "cold_wall_s": runs[0]["wall_s"],
+            "runs": runs, "cold_wall_s": runs[0]["wall_s"], "cold_ready_s": runs[0]["ready_s"],
             "warm_wall_s_median": statistics.median(r["wall_s"] for r in warm),
+            "warm_ready_s_median": statistics.median(r["ready_s"] for r in warm),
             "warm_cpu_s_median": statistics.median(r["cpu_user_s"] + r["cpu_sys_s"]
                                                    for r in warm)}
 
 
-def run(selected: Sequence[Command], warm_runs: int, log: Any = print) -> dict[str, Any]:
-    """Every command of ``selected`` measured; the figures by command name."""
+def measure(command: Command, warm_runs: int, log: Any = print,
+            sources: dict[str, str | None] | None = None) -> dict[str, dict[str, Any]]:
+    """The cold run and ``warm_runs`` warm runs of ``command`` for each of ``sources``
+    (name -> a directory of zerochess sources, None: this one; default ``{"current":
+    None}``), each on a new empty cache, the sources' runs interleaved."""
+    sources = sources or {"current": None}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sources}
+    with contextlib.ExitStack() as stack:
+        envs = {}
+        for name, src in sources.items():
+            cache = stack.enter_context(tempfile.TemporaryDirectory(prefix="zerochess-startup-"))
+            envs[name] = {**(record.source_env(src) or os.environ), "ZEROCHESS_JAX_CACHE": cache}
+        for i in range(1 + warm_runs):
+            for name in sources:
+                run = run_once(command, envs[name]) | {"run": "cold" if i == 0 else f"warm {i}"}
+                runs[name].append(run)
+                label = "" if len(sources) == 1 else f"[{name}] "
+                log(f"{label}{command.name} {run['run']}: ready {run['ready_s']:.2f} s, exit "
+                    f"{run['wall_s']:.2f} s wall, {run['cpu_user_s'] + run['cpu_sys_s']:.2f} s CPU")
+    return {name: _summary(command, r) for name, r in runs.items()}
+
+
+def run(selected: Sequence[Command], warm_runs: int, log: Any = print,
+        baseline_src: str | None = None) -> dict[str, Any]:
+    """Every command of ``selected`` measured; the figures by command name (and, with
+    ``baseline_src``, the baseline's under ``baseline``)."""
     if warm_runs < 1:
         raise ValueError(f"warm_runs must be >= 1, got {warm_runs}")
-    return {"warm_runs": warm_runs,
-            "commands": {c.name: measure(c, warm_runs, log) for c in selected}}
+    sources: dict[str, str | None] = {"current": None}
+    if baseline_src is not None:
+        sources["baseline"] = baseline_src
+    measured = {c.name: measure(c, warm_runs, log, sources) for c in selected}
+    out: dict[str, Any] = {"warm_runs": warm_runs,
+                           "commands": {n: m["current"] for n, m in measured.items()}}
+    if baseline_src is not None:
+        out["baseline"] = {"src": baseline_src,
+                           "commands": {n: m["baseline"] for n, m in measured.items()}}
+    return out
 
 
 def main(args: Any) -> int:
@@ -102,12 +188,19 @@ def main(args: Any) -> int:
     warm_runs = 2 if getattr(args, "quick", False) else 5
     head = record.header("startup", (), getattr(args, "note", None))
     record.print_header(head)
-    figures = run(commands(), warm_runs, log=lambda s: print(s, flush=True))
+    baseline = getattr(args, "baseline_src", None)
+    only = getattr(args, "startup_only", None)
+    selected = [c for c in commands() if not only or c.name in only]
+    figures = run(selected, warm_runs, log=lambda s: print(s, flush=True), baseline_src=baseline)
     if getattr(args, "json", None):
         record.write(args.json, head, figures)
     for name, fig in figures["commands"].items():
-        print(f"startup_warm_s_{name}: {fig['warm_wall_s_median']:.2f}", flush=True)
+        base = figures.get("baseline", {}).get("commands", {}).get(name)
+        extra = "" if base is None else (f" (baseline: cold {base['cold_ready_s']:.2f}, warm "
+                                         f"{base['warm_ready_s_median']:.2f})")
+        print(f"startup_cold_s_{name}: {fig['cold_ready_s']:.2f}{extra}", flush=True)
+        print(f"startup_warm_s_{name}: {fig['warm_ready_s_median']:.2f}", flush=True)
     return 0
 
 
-__all__ = ["FEN", "Command", "commands", "main", "measure", "run", "run_once"]
+__all__ = ["FEN", "SEARCH_SCRIPT", "Command", "commands", "main", "measure", "run", "run_once"]

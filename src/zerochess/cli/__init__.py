@@ -31,10 +31,12 @@ from zerochess.cli import (
     selfplay,
     train,
     uci,
+    warmup,
 )
 from zerochess.errors import UserError
 
-COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, puzzles, train, uci, perft)
+COMMANDS = (analyse, analysis, bench, selfplay, match, experiment, puzzles, train, uci, perft,
+            warmup)
 
 
 def build_parser() -> argparse.ArgumentParser:

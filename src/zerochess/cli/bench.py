@@ -30,7 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="zerochess uci vs lc0 at engine time controls: nodes per move at "
                       "go movetime along games, and where each search's time goes")
     mode.add_argument("--startup", action="store_true",
-                      help="start-up of new `analyse` and `uci` processes, cold and warm")
+                      help="start-up of new `analyse`, `uci` and pure-search processes, cold "
+                      "and warm (with --baseline-src DIR: also of those sources, interleaved)")
+    p.add_argument("--startup-only", nargs="+", choices=("analyse", "uci", "search"),
+                   metavar="NAME", help="--startup: only these start-ups (analyse, uci, search)")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", type=path_arg,
@@ -89,7 +92,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                         "on a CPU)")
     u.add_argument("--baseline-src", metavar="DIR",
                    help="also run zerochess from the sources in DIR (holding zerochess/), "
-                        "interleaved: a before/after comparison on one machine at one time")
+                        "interleaved: a before/after comparison on one machine at one time "
+                        "(--uci, --startup)")
     a = p.add_argument_group("--analysis options")
     a.add_argument("--gpu", action="store_true",
                    help="the GPU size: 16,000 positions, slots 256 and 1024")

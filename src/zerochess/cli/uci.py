@@ -12,10 +12,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeline", metavar="FILE",
                    help="append one JSON record per search to FILE: where its time went "
                         "(go to first playout, rate, deadline to bestmove; zerochess bench --uci)")
+    p.add_argument("--warmup", action="store_true",
+                   help="compile (once per machine) what the engine runs at its default "
+                        "settings, then exit (zerochess warmup uci)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "warmup", False):
+        from zerochess.cli import warmup
+
+        return warmup.run(argparse.Namespace(parts=["uci"]))
     from zerochess.uci import run_uci  # jax: loaded only when it runs
 
     timeline = getattr(args, "timeline", None)

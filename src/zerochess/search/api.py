@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from zerochess import compile_cache
+from zerochess import compile_cache, program_store
 from zerochess.chess.backend import (
     NoLegalMovesError,
     Rules,
@@ -657,13 +657,15 @@ class Searcher:
                 shard(k)
         return states
 
-    def warmup(self, batch_size: int = 1, tree_reuse: bool = False) -> None:
+    def warmup(self, batch_size: int = 1, tree_reuse: bool = False,
+               read_results: bool = True) -> None:
         """Compile (or load) every program a search of ``batch_size`` trees runs, so that
         no timed search waits for one: init and reset (the root evaluation at every batch
         size a refill of 1..``batch_size`` trees uses), steps at every evaluation batch
         size (``loop.network_buckets``), a step whose only leaf ends the game (it needs
-        no network), ``results``, and with ``tree_reuse`` ``advance``. Both engines (UCI,
-        analysis) warm up through this method.
+        no network), ``results`` (unless not ``read_results``: a caller with reads of its
+        own), and with ``tree_reuse`` ``advance`` (or later: ``precompile_advance``). Both
+        engines (UCI, analysis) warm up through this method.
         """
         batch_size = as_count(batch_size, "batch_size", 1, MAX_INT32)
         start = chess.Board()
@@ -694,10 +696,23 @@ class Searcher:
         counts[0] = 2
         batch = self.run(batch, counts)
         batch = self.run(self.reset(batch, [0], [start], seeds=0), 8)
-        self.results(batch)
+        if read_results or tree_reuse:
+            self.results(batch)
         if tree_reuse:
             move = self.results(batch)[0].best_move
             self.advance(batch, [[move]] + [None] * (batch_size - 1))
+
+    def precompile_advance(self, batch: SearchBatch) -> None:
+        """Compile (or load) the programs ``advance`` runs on ``batch``'s trees without
+        running them (only the arrays' shapes are read: another thread may be searching
+        them), so that a later ``advance`` compiles nothing."""
+        shard = program_store.abstract(batch.shards[0])
+        size = len(batch) // len(batch.shards)
+        history = program_store.abstract(jax.tree.map(
+            lambda *rows: np.stack(rows), *[root_history(chess.Board())] * size))
+        _advance.precompile(shard, jax.ShapeDtypeStruct((size, reroot.MAX_PLIES), np.int16),
+                            jax.ShapeDtypeStruct((size,), np.int32), history)
+        _one_hot_roots.precompile(shard, jax.ShapeDtypeStruct((size,), np.int32))
 
     def results(self, batch: SearchBatch) -> list[SearchResult]:
         """Per-position results (host numpy); can be read between ``run`` calls."""

@@ -148,6 +148,11 @@ class StateProgram:
         state = treedef.unflatten(leaves)
         return state if rest is None else (state, *rest)
 
+    def precompile(self, state: Any, *args: Any, **static: Any) -> None:
+        """Compile (or load) the program a call with these arguments runs, without running
+        it; arrays may be ``jax.ShapeDtypeStruct`` (``program_store.abstract``)."""
+        self._entry(state, args, static)
+
     def lower(self, state: Any, *args: Any, **static: Any) -> Any:
         """The lowered program (for inspection; traced afresh)."""
         leaves, treedef = jax.tree.flatten(state)

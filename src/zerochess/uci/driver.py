@@ -33,7 +33,7 @@ from zerochess.chess.encoding import encode_board
 from zerochess.chess.expander import MIN_ROWS_PER_WORKER, Expander
 from zerochess.chess.policy_map import index_to_move, legal_move_indices
 from zerochess.neural.model import Model
-from zerochess.program_store import Program, preloading
+from zerochess.program_store import Program, abstract, preloading
 from zerochess.search import view
 from zerochess.search.api import SearchBatch, Searcher
 from zerochess.search.config import SearchConfig
@@ -103,28 +103,69 @@ class SearchDriver:
         self.ms_per_start = 50.0  # running estimates (a tree ready; a step)
         self.ms_per_step = 20.0
         self._policy_fn = functools.partial(_policy_logits, model.apply)
+        self._shapes: SearchBatch | None = None  # a tree's shapes (``warmup``)
+        # compiled yet (``warmup_rest``): until then a continued game starts a new tree and
+        # a time-trouble move is the root's best prior (no search waits for a compile)
+        self.reuse_ready = False
+        self.policy_ready = False
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def warmup(self, multipv: int = 1) -> None:
-        """Compile everything a search runs (``Searcher.warmup`` with tree reuse, the
-        network alone, the reads of ``multipv`` lines) and time a start and a step.
-        Programs stored on disk by an earlier warm-up of these settings are loaded in
-        parallel threads."""
+    def warmup(self, multipv: int = 1, progress: Callable[[str], None] | None = None,
+               defer: bool = False) -> None:
+        """Compile (or load) everything a search runs and time a start and a step: first
+        what every search needs (``Searcher.warmup``: the root, the steps at every network
+        batch size; the reads of ``multipv`` lines), then (``warmup_rest``) what only some
+        searches need: tree reuse, the network alone (time-trouble moves), the reads of 8
+        lines. ``defer``: return after the first part; the caller runs ``warmup_rest``
+        (e.g. in a background thread: until it is done a continued game starts a new tree
+        and a time-trouble move comes from the root's priors, so no search waits for a
+        compile). ``progress``: called with a short text as each stage starts. Programs
+        stored on disk by an earlier warm-up of these settings are loaded in parallel
+        threads."""
+        say = progress or (lambda _text: None)
         with preloading(f"{self._warmup_tag} multipv={multipv}"):
-            self.searcher.warmup(1, tree_reuse=True)
-            self.policy_move(chess.Board())  # the network alone (time-trouble moves)
+            say("the search's steps and roots")
+            self.searcher.warmup(1, read_results=False)
+            say("the root's read")
             board = chess.Board()
             t0 = time.perf_counter()
             self.start(board, SearchConfig(), 0)
             self.ms_per_start = (time.perf_counter() - t0) * 1000.0
-            for count in sorted({min(multipv, K), 8, 1}, reverse=True):
-                self.prepare(count)  # the last: one line, the default
+            self.prepare(multipv)
             self.search(16, None, lambda _: False)
             self.result()
-            board.push(self.moves[0])
-            self.start(board, SearchConfig(), 0)  # tree reuse (advance)
+            # the shapes of a tree, for compiling what is left without touching one
+            self._shapes = dataclasses.replace(
+                self.batch, shards=tuple(abstract(x) for x in self.batch.shards))
             self.forget()  # a search never continues the warm-up's
+        if not defer:
+            self.warmup_rest(progress)
+
+    def warmup_rest(self, progress: Callable[[str], None] | None = None) -> None:
+        """What only some searches run, compiled (or loaded) without running it, so that a
+        search thread may search meanwhile: tree reuse (``Searcher.advance``), the network
+        alone (``policy_move``), the reads of 8 lines (``MultiPV`` 2-8). ``warmup`` first."""
+        say = progress or (lambda _text: None)
+        if self._shapes is None:
+            raise RuntimeError("warmup_rest before warmup")
+        with preloading(f"{self._warmup_tag} rest"):
+            say("tree reuse")
+            self.searcher.precompile_advance(self._shapes)
+            # and the small operations a kept tree's new stopper settings run (on zeros of
+            # a tree's parameters' shapes: the same operations, no tree touched)
+            zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype),
+                                 self._shapes.shards[0].params)
+            jax.block_until_ready(_with_kld(zeros, SearchConfig()))
+            self.reuse_ready = True
+            say("the network alone (time-trouble moves)")
+            planes = jax.ShapeDtypeStruct((1, *encode_board(chess.Board()).shape), jnp.float32)
+            _policy_logits.precompile(self.model.apply, self.model.params, planes)
+            self.policy_ready = True
+            say("the reads of 8 lines")
+            rows = jax.ShapeDtypeStruct((1, 8), jnp.int32)
+            view.read_trees.precompile(self._shapes.shards[0], rows, PV_LENGTH)
+            self._compiled.add(8)
 
     def prepare(self, multipv: int) -> None:
         """Compile the reads of ``multipv`` lines if they are not yet (outside searches)."""
@@ -170,8 +211,8 @@ class SearchDriver:
                       allow: list[chess.Move] | None) -> list[chess.Move] | None:
         """The moves from the last search's root to ``board`` when its tree can be reused."""
         old = self.board
-        if self.batch is None or old is None or allow or _tree_key(config) != _tree_key(
-                self.config):
+        if (self.batch is None or old is None or allow or not self.reuse_ready
+                or _tree_key(config) != _tree_key(self.config)):
             return None
         if board.root() != old.root() or board.chess960 != old.chess960:
             return None
@@ -188,11 +229,7 @@ class SearchDriver:
         change between pondering and thinking without changing the tree)."""
         assert self.batch is not None
         state = self.batch.shards[0]
-        params = state.params.replace(
-            kld_min_gain=jnp.full_like(state.params.kld_min_gain,
-                                       config.minimum_kld_gain_per_node),
-            kld_interval=jnp.full_like(state.params.kld_interval,
-                                       min(config.kld_gain_average_interval, 2**30)))
+        params = _with_kld(state.params, config)
         self.batch = dataclasses.replace(self.batch, shards=(state.replace(params=params),))
 
     def _read_root(self) -> None:
@@ -219,7 +256,13 @@ class SearchDriver:
         return self.ms_per_start + 2 * self.ms_per_step
 
     def policy_move(self, board: chess.Board) -> chess.Move:
-        """The network's most likely legal move, without a search (one forward pass)."""
+        """The network's most likely legal move, without a search (one forward pass; until
+        ``warmup_rest`` has compiled that, the root's highest search prior from a new
+        tree, which needs no compile)."""
+        if not self.policy_ready:
+            self.start(board, SearchConfig(), 0)
+            res = self.result(pvs=False)
+            return res.moves[int(np.argmax(res.prior))]
         moves, indices = legal_move_indices(board)
         planes = jnp.asarray(encode_board(board)[None], jnp.float32)
         logits = np.asarray(self._policy_fn(self.model.params, planes))[0]
@@ -332,6 +375,14 @@ class SearchDriver:
         full = restrict_result(results_from_view([self.board], read, moves=[self.moves])[0],
                                self._filter)
         return dataclasses.replace(result, pvs=full.pvs, pv_visits=full.pv_visits)
+
+
+def _with_kld(params, config: SearchConfig):
+    """``params`` (``SearchParams`` [1]) with the KLD-gain stopper's settings of ``config``."""
+    return params.replace(
+        kld_min_gain=jnp.full_like(params.kld_min_gain, config.minimum_kld_gain_per_node),
+        kld_interval=jnp.full_like(params.kld_interval,
+                                   min(config.kld_gain_average_interval, 2**30)))
 
 
 def _tree_key(config: SearchConfig) -> SearchConfig:

@@ -76,10 +76,12 @@ from zerochess.user_files import MAX_NETWORK_FILE_BYTES, check_user_file
 ENGINE_NAME = "zerochess"
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
+BUILD_SETTLE_S = 0.25  # a background build starts this long after the command asking for it
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
 
-# Options whose change needs a new driver (new tree size or network: a recompile).
-# a change rebuilds the driver (network, tree size, Searcher) at the next isready / go
+# Options whose change needs a new driver (new tree size or network: a recompile): a change
+# rebuilds the driver (network, tree size, Searcher) at once in the background
+# (``zerochess uci``), else at the next isready / go; never inside a timed search
 _DRIVER_OPTIONS = ("WeightsFile", "MaxTreeNodes", "RamLimitMb", "Threads", *SEARCHER_OPTIONS)
 _TM_OPTIONS = ("TimeManager", "MoveOverheadMs", "Slowmover")
 
@@ -374,7 +376,8 @@ class SearchJob:
         (Not for analysis: a GUI may search the same position again.)"""
         move = self._move
         if (move is None or self.aborted.is_set() or self.pondering
-                or not self.go.has_clock or self.go.infinite):
+                or not self.go.has_clock or self.go.infinite
+                or not getattr(self.driver, "reuse_ready", True)):
             return
         board = self._board.copy()
         board.push(move)
@@ -466,7 +469,11 @@ class SearchJob:
         t0 = time.perf_counter()
         stats = self._check_stoppers(res, playouts)
         timeline.add_span("stoppers", time.perf_counter() - t0)
-        if (now - self._last_check) * 1000 >= INFO_CHECK_MS or self._stopped:
+        # no info line before this search's first playout: its depth and seldepth would
+        # describe no playout while nodes counts the reused tree's (lc0 prints its first
+        # line after its first batch)
+        if playouts > 0 and ((now - self._last_check) * 1000 >= INFO_CHECK_MS
+                             or self._stopped):
             self._last_check = now
             best = res.best_move
             last = self._last_info
@@ -738,12 +745,94 @@ def _without_ponder(go: GoParams) -> GoParams:
     return dataclasses.replace(go, ponder=False)
 
 
+class _Build:
+    """One search driver being built and warmed up (compiled), on a thread of its own
+    (``thread``) or at ``result()``, with ``info string`` progress lines: each stage,
+    each program compiled or loaded (``program_store.listening``), and the time it took.
+    ``after``: an earlier build to wait for first (one compile at a time)."""
+
+    def __init__(self, key: tuple, make: Callable[..., Any], options: OptionValues,
+                 out: _Output, after: _Build | None = None, thread: bool = True,
+                 wanted: Callable[[], tuple] | None = None) -> None:
+        self.key = key
+        self.wanted = wanted  # the key the engine wants now (a background build skips
+        # itself when a later setoption asked for another driver before it began)
+        self.make = make
+        self.options = options
+        self.out = out
+        self.after = after
+        self.driver: Any = None
+        self.error: Exception | None = None
+        self.done = threading.Event()
+        self._thread: threading.Thread | None = None
+        if thread:
+            self._thread = threading.Thread(target=self._run, name="zerochess-build",
+                                            daemon=True)
+            self._thread.start()
+
+    def result(self) -> Any:
+        """The driver (None if it could not be built: ``error`` is why)."""
+        if self._thread is None and not self.done.is_set():
+            self._run()
+        self.done.wait()
+        return self.driver
+
+    def _run(self) -> None:
+        if self.after is not None:
+            self.after.done.wait()
+        if self.wanted is not None:
+            # the options a GUI sends right after uciok come within milliseconds: wait a
+            # moment, so that the build is of the driver they ask for, not the defaults'
+            time.sleep(BUILD_SETTLE_S)
+            if self.wanted() != self.key:
+                self.error = RuntimeError("superseded by a later setoption")
+                self.after = None
+                self.done.set()
+                return
+        from zerochess import program_store
+
+        t0 = time.perf_counter()
+        counts = {"compiled": 0, "loaded": 0}
+        stage = [0]
+
+        def progress(text: str) -> None:
+            stage[0] += 1
+            self.out.send(f"info string preparing the search: {text} ...")
+
+        def heard(event: str, name: str, seconds: float) -> None:
+            counts[event] = counts.get(event, 0) + 1
+            if event == "compiled":
+                self.out.send(f"info string compiled program {counts[event]} "
+                              f"({name.rpartition('.')[2]}) in {seconds:.1f} s")
+
+        try:
+            with program_store.listening(heard):
+                self.driver = self.make(self.options, progress)
+        except Exception as err:  # noqa: BLE001 - raised again at isready / go
+            self.error = err
+        finally:
+            self.after = None
+            if self.driver is not None and stage[0]:
+                self.out.send(f"info string ready in {time.perf_counter() - t0:.1f} s "
+                              f"({counts['compiled']} programs compiled, {counts['loaded']} "
+                              "loaded from the cache)")
+            self.done.set()
+
+
 class UciEngine:
     """Dispatches UCI commands; owns options, position, time manager and search driver."""
 
     def __init__(self, stream: TextIO, driver_factory: Callable[..., Any] | None = None,
-                 timeline: NullTimeline | None = None) -> None:
+                 timeline: NullTimeline | None = None, background: bool = False) -> None:
+        """``background``: build (compile) the search driver on a thread of its own from
+        ``uci`` on, and again at each ``setoption`` that needs a new one, with ``info
+        string`` progress lines; ``isready`` and ``go`` wait only for what is left (the
+        ``zerochess uci`` engine). Without it the driver is built at ``isready`` or
+        ``go``."""
         self.out = _Output(stream)
+        self.background = background
+        self._build: _Build | None = None  # the driver being built in the background
+        self._rest: threading.Thread | None = None  # its deferred warm-up
         self.timeline = timeline if timeline is not None else NullTimeline()
         self.options = OptionValues()
         # None after a refused `position` command, until a valid one
@@ -786,6 +875,7 @@ class UciEngine:
             for line in uci_option_lines():
                 self.out.send(line)
             self.out.send("uciok")
+            self._build_in_background()
         elif name == "isready":
             self._isready_seen = True
             if self.job is None or self.job.done.is_set():
@@ -813,7 +903,6 @@ class UciEngine:
                 raise
             self._stop_search(abort=True)
             self.position = spec
-            self.clock_start = time.perf_counter()
             self._isready_seen = False
         elif name == "go":
             self._go(parse_go(params))
@@ -860,6 +949,8 @@ class UciEngine:
                 self.out.send(f"info string WARNING: {problem}; no log is written")
         if option.name in _TM_OPTIONS:
             self.time_manager = None  # rebuilt at the next search with the new settings
+        if option.name in _DRIVER_OPTIONS and self._build_started:
+            self._build_in_background()  # a new network, tree or searcher: built now
 
     def _build_time_manager(self, values: dict[str, Any]) -> TimeManager:
         from zerochess.uci.options import find_option
@@ -879,20 +970,52 @@ class UciEngine:
     def _wanted_driver_key(self) -> tuple:
         return tuple(self.options[n] for n in _DRIVER_OPTIONS)
 
-    def ensure_ready(self) -> None:
-        """Load the network and compile everything the first ``go`` runs."""
+    @property
+    def _build_started(self) -> bool:
+        return self._build is not None or self._driver is not None
+
+    def _build_in_background(self) -> None:
+        """Start building the driver the options ask for on a thread of its own (with
+        ``background``), unless it is built or being built."""
+        if not self.background:
+            return
+        key = self._wanted_driver_key()
+        if (self._driver is not None and self._driver_key == key) or (
+                self._build is not None and self._build.key == key):
+            return
+        self._build = _Build(key, self._make_driver, self.options.copy(), self.out,
+                             after=self._build, wanted=self._wanted_driver_key)
+
+    def _make_driver(self, options: OptionValues, progress: Callable[[str], None]) -> Any:
+        """A driver for ``options``, warmed up (the deferred part of the default driver's
+        warm-up is left to ``_install``)."""
+        if self._driver_factory is not None:
+            return self._driver_factory(options)
+        driver = build_driver(options)
+        driver.warmup(int(options["MultiPV"]), progress=progress, defer=self.background)
+        return driver
+
+    def ensure_ready(self) -> bool:
+        """Load the network and compile everything the first ``go`` runs (or wait for the
+        background build doing it). True if a driver had to be built or waited for."""
         key = self._wanted_driver_key()
         if self._driver is not None and self._driver_key == key:
             self._driver.prepare(int(self.options["MultiPV"]))
-            return
+            return False
         self._driver = None
-        factory = self._driver_factory or _default_driver
-        try:
-            self._driver = factory(self.options)
-        except (ValueError, OSError) as err:
+        build = self._build
+        if build is None or build.key != key:
+            build = _Build(key, self._make_driver, self.options.copy(), self.out,
+                           after=build, thread=False)
+        self._build = None
+        driver = build.result()
+        if driver is None:
             self._driver_key = None
-            raise UciError(f"cannot load WeightsFile {quote(self.options['WeightsFile'])}: {err}") \
-                from None
+            if isinstance(build.error, ValueError | OSError):
+                raise UciError(f"cannot load WeightsFile {quote(self.options['WeightsFile'])}:"
+                               f" {build.error}") from None
+            raise build.error if build.error is not None else RuntimeError("no driver")
+        self._driver = driver
         self._driver_key = key
         self._driver.prepare(int(self.options["MultiPV"]))
         # the network, the compiled programs and python-chess are long-lived: take them out
@@ -904,6 +1027,23 @@ class UciEngine:
 
         for line in pending_report(self.options, SearchConfig, Searcher):
             self.out.send(f"info string {line}")
+        if self.background and hasattr(driver, "warmup_rest") and not driver.reuse_ready:
+            self._rest = threading.Thread(target=self._warm_rest, args=(driver,),
+                                          name="zerochess-warmup-rest", daemon=True)
+            self._rest.start()
+        return True
+
+    def _warm_rest(self, driver: Any) -> None:
+        """The deferred part of a driver's warm-up, while the engine may already search."""
+        t0 = time.perf_counter()
+        try:
+            driver.warmup_rest()
+        except Exception as err:  # noqa: BLE001 - the searches go on without it
+            self.out.send(f"info string WARNING: background compile failed ({type(err).__name__}:"
+                          f" {err}); trees are not reused")
+            return
+        self.out.log("TM", f"background compile (tree reuse, time-trouble moves, 8-line reads) "
+                           f"done in {time.perf_counter() - t0:.1f} s")
 
     def _go(self, go: GoParams) -> None:
         if self.position is None:
@@ -918,9 +1058,15 @@ class UciEngine:
         if go.ponder and not self.options["Ponder"]:
             raise UciError("Ponder is not enabled, but the ponder search is requested")
         self._stop_search(abort=True)
-        if not go.has_clock or (self.options["StrictTiming"] and self._isready_seen):
+        # the clock starts when `go` arrives (what GUIs assume; lc0 starts it at `position`)
+        self.clock_start = time.perf_counter()
+        if self.ensure_ready():
+            # a setoption that needs a new driver (Threads, WeightsFile, ...) without an
+            # isready: the build is not charged to this search (docs/UCI.md)
             self.clock_start = time.perf_counter()
-        self.ensure_ready()
+            if go.has_clock and not go.infinite:
+                self.out.send("info string the search's settings changed: the rebuild was "
+                              "not charged to the clock (send isready after setoption)")
         self.driver.prepare(int(self.options["MultiPV"]))
         position = self.position
         if go.ponder and not position.moves:
@@ -984,12 +1130,6 @@ def build_driver(options: OptionValues):
                         searcher_kwargs=searcher_kwargs)
 
 
-def _default_driver(options: OptionValues):
-    driver = build_driver(options)
-    driver.warmup()
-    return driver
-
-
 def _go_fields(go: GoParams) -> dict[str, Any]:
     """The ``go`` limits a timeline record keeps (those given)."""
     return {f.name: getattr(go, f.name) for f in dataclasses.fields(go)
@@ -1026,7 +1166,8 @@ def run_uci(stdin: TextIO | None = None, stdout: TextIO | None = None,
     # thread expands leaves in Python (the default 5 ms GIL slices made bestmove at the
     # deadline take ~30 ms); this process is the engine's own
     sys.setswitchinterval(0.001)
-    engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None)
+    engine = UciEngine(stdout, timeline=Timeline(timeline) if timeline else None,
+                       background=True)
     try:
         for line in read_lines(stdin):
             if isinstance(line, int):

@@ -47,7 +47,9 @@ def format_info(info: ThinkingInfo, show_wdl: bool = False, show_moves_left: boo
     if info.depth >= 0:
         parts += ["depth", str(max(info.depth, 1))]
     if info.seldepth >= 0:
-        parts += ["seldepth", str(info.seldepth)]
+        # never below the depth shown (a search with no playouts yet shows depth 1)
+        parts += ["seldepth", str(max(info.seldepth, info.depth, 1) if info.depth >= 0
+                                  else info.seldepth)]
     if info.time >= 0:
         parts += ["time", str(info.time)]
     if info.nodes >= 0:

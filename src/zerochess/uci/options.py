@@ -306,6 +306,13 @@ class OptionValues:
     def __getitem__(self, name: str) -> Any:
         return self._values[find_option(name).name]
 
+    def copy(self) -> OptionValues:
+        """A copy that later ``set`` calls on either do not change."""
+        other = OptionValues()
+        other._values = dict(self._values)
+        other._changed = set(self._changed)
+        return other
+
     def set(self, name: str, text: str) -> UciOption:
         """Validate and store; the old value stays when ``text`` is invalid."""
         option = find_option(name)

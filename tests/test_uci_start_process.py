@@ -1,0 +1,143 @@
+"""The real ``zerochess uci`` process starts like an engine (issue 38): ``uciok`` before
+any program is compiled or loaded, ``info string`` progress on stdout and nothing else
+that is not UCI, ``readyok`` after the build; a ``setoption`` that needs a rebuild, then
+``go`` on a 1 s clock without ``isready``: the search gets its budget (playouts), not the
+policy move. And compile once per machine: the README's pure search, run twice in two
+processes after ``zerochess.enable_compile_cache``, compiles nothing the second time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.tier2  # engine and script subprocesses
+
+UCI_WORDS = ("id", "option", "uciok", "readyok", "info", "bestmove")
+
+
+def _engine(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "zerochess.cli", "uci"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env, bufsize=1)
+
+
+def _until(proc: subprocess.Popen, word: str, seen: list[str], timeout: float = 900) -> str:
+    deadline = time.monotonic() + timeout
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        seen.append(line)
+        if line.split()[:1] == [word] or line.startswith(word):
+            return line
+        assert time.monotonic() < deadline, seen[-5:]
+    raise AssertionError(f"no {word!r}: {seen[-5:]}")
+
+
+def test_uci_answers_at_once_reports_progress_and_never_charges_a_rebuild(tmp_path):
+    env = {**os.environ, "ZEROCHESS_JAX_CACHE": str(tmp_path / "cache")}  # cold
+    proc = _engine(env)
+    seen: list[str] = []
+    try:
+        proc.stdin.write("uci\n")
+        _until(proc, "uciok", seen)
+        assert not any(x.startswith("info") for x in seen)  # nothing built before uciok
+        proc.stdin.write("isready\n")
+        _until(proc, "readyok", seen)
+        progress = [x for x in seen if x.startswith("info string")]
+        assert any("compiled program" in x for x in progress), seen
+        assert progress[-1].startswith("info string ready in "), progress
+        proc.stdin.write("setoption name Threads value 2\nposition startpos moves e2e4\n"
+                         "go wtime 1000 btime 1000\n")
+        start = len(seen)
+        _until(proc, "bestmove", seen)
+        search = seen[start:]
+        assert not any("time trouble" in x for x in search), search
+        nodes = [int(x.split()[x.split().index("nodes") + 1]) for x in search
+                 if x.startswith("info depth")]
+        assert nodes and nodes[-1] > 1, search
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+    assert all(x.split()[0] in UCI_WORDS for x in seen if x.strip()), seen
+
+
+SEARCH = textwrap.dedent("""
+    import json, sys
+    import jax, chess, zerochess
+    where = zerochess.enable_compile_cache(sys.argv[1])
+    compiles, hits = [], []  # XLA compilations requested; of those, found in the cache
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, *a, **k: compiles.append(name)
+        if name == "/jax/core/compile/backend_compile_duration" else None)
+    jax.monitoring.register_event_listener(
+        lambda name, *a, **k: hits.append(name)
+        if name == "/jax/compilation_cache/cache_hits" else None)
+    from zerochess import SearchConfig, load_model
+    from zerochess.env import Env, start_states
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import roots_from_env, search
+
+    model = load_model("builtin")
+    states = jax.tree.map(jax.numpy.asarray, start_states([chess.Board()] * 2))
+    params = stack_configs([SearchConfig()] * 2)
+
+    @jax.jit
+    def policy(model_params, states, key):
+        out = search(model_params, roots_from_env(states, key), params, 4,
+                     apply_fn=model.apply)
+        return out.action
+
+    actions = policy(model.params, states, jax.random.key_data(jax.random.PRNGKey(0)))
+    states = jax.jit(jax.vmap(Env().step))(states, actions)
+    jax.block_until_ready(states)
+    print(json.dumps({"where": where, "compiles": len(compiles) - len(hits),
+                      "actions": [int(a) for a in actions]}))
+""")
+
+
+def test_pure_search_compiles_once_per_machine(tmp_path):
+    cache = str(tmp_path / "cache")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ZEROCHESS_JAX_CACHE", "JAX_COMPILATION_CACHE_DIR")}
+
+    def one() -> dict:
+        out = subprocess.run([sys.executable, "-c", SEARCH, cache], env=env,
+                             capture_output=True, text=True, timeout=1200)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = one(), one()
+    assert first["where"] == cache and first["compiles"] > 0
+    assert second["compiles"] == 0, second  # every program came from the cache
+    assert second["actions"] == first["actions"]
+
+
+def test_warmup_fills_the_store_so_the_engine_compiles_nothing(tmp_path):
+    """``zerochess uci --warmup`` (what the README's install line runs), then the engine on
+    the same cache: its build loads every program and compiles none."""
+    env = {**os.environ, "ZEROCHESS_JAX_CACHE": str(tmp_path / "cache")}
+    warm = subprocess.run([sys.executable, "-m", "zerochess.cli", "uci", "--warmup"],
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    assert "uci: ready in" in warm.stdout and " programs compiled" in warm.stdout
+    proc = _engine(env)
+    seen: list[str] = []
+    try:
+        proc.stdin.write("uci\nisready\n")
+        proc.stdin.flush()
+        _until(proc, "readyok", seen)
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+    ready = [x for x in seen if x.startswith("info string ready in ")]
+    assert ready and "(0 programs compiled," in ready[0], seen
+    assert not any("compiled program" in x for x in seen), seen
