@@ -31,7 +31,7 @@ MUTATIONS = [
     ("wdl_counts: wins are black wins", "src/zerochess/experiments/common.py",
      'w = sum(1 for r in rows if r["result"] == "1-0")',
      'w = sum(1 for r in rows if r["result"] == "0-1")', "tests/test_stats.py"),
-    ("rundir: resume under other versions not refused", "src/zerochess/games/rundir.py",
+    ("rundir: resume under other versions not refused", "src/zerochess/runs.py",
      "    if not force:", "    if False:", "tests/test_provenance.py"),
     ("provenance: never dirty", "src/zerochess/provenance.py",
      '"git_dirty": bool(diff),', '"git_dirty": False,', "tests/test_provenance.py"),

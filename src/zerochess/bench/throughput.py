@@ -34,7 +34,6 @@ of :mod:`zerochess.bench.record` (machine, versions, backend, git commit).
 from __future__ import annotations
 
 import dataclasses
-import random
 import resource
 import sys
 import time
@@ -48,6 +47,11 @@ from rich.console import Console
 from rich.table import Table
 
 from zerochess.bench import host_boundary, peer_mctx_pgx, record
+from zerochess.bench.fixtures import (  # noqa: F401 (bench_positions: its former home)
+    NUM_POSITIONS,
+    bench_positions,
+    fill,
+)
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 from zerochess.search import Searcher, bytes_per_node
@@ -60,45 +64,9 @@ QUICK_CURVE_SIMS = (16, 64)
 RATIO_SIMS = 64
 FULL_NET = (6, 64)
 QUICK_NET = (2, 32)
-NUM_POSITIONS = 32
 RATIO_PREFIX = "ratio_vs_mctx_pgx: "
 MIN_RATIO_PREFIX = "min_ratio_vs_mctx_pgx: "
 PEER_MEMORY_SHARE = 0.7  # skip a peer point whose dense tree needs more of the free memory
-
-
-# --- positions ----------------------------------------------------------------------------
-
-
-def bench_positions(count: int = NUM_POSITIONS, seed: int = 0, min_plies: int = 20,
-                    max_plies: int = 50) -> list[chess.Board]:
-    """``count`` varied middlegame positions from seeded random games (with move stacks).
-
-    Each game plays ``min_plies..max_plies`` uniformly random legal moves from the
-    start; a position is kept if the game is not over, the side to move has at
-    least 10 legal moves and both sides still have a piece besides king and pawns.
-    """
-    rng = random.Random(seed)
-    boards: list[chess.Board] = []
-    while len(boards) < count:
-        board = chess.Board()
-        for _ in range(rng.randint(min_plies, max_plies)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        pieces_ok = all(
-            any(board.pieces_mask(pt, color) for pt in (chess.KNIGHT, chess.BISHOP,
-                                                         chess.ROOK, chess.QUEEN))
-            for color in chess.COLORS)
-        if not board.is_game_over(claim_draw=False) and board.legal_moves.count() >= 10 \
-                and pieces_ok:
-            boards.append(board)
-    return boards
-
-
-def fill(boards: Sequence[chess.Board], batch: int) -> list[chess.Board]:
-    """``boards`` cycled to ``batch`` rows."""
-    return [boards[i % len(boards)] for i in range(batch)]
 
 
 # --- memory -----------------------------------------------------------------------------

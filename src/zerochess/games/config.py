@@ -70,6 +70,7 @@ from typing import Any
 
 from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
+from zerochess.runs import asdict_plain
 from zerochess.search import SearchConfig, TemperatureSchedule
 from zerochess.user_files import check_user_file
 from zerochess.validation import MAX_INT32, as_count, as_flag, as_real, as_seed, as_text
@@ -181,20 +182,6 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
         return TemperatureSchedule(**value)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
-
-
-def asdict_plain(obj: Any) -> dict[str, Any]:
-    """A dataclass as a plain YAML-friendly dict (nested dataclasses and tuples, e.g.
-    ``SearchConfig.hybrid_ratio_schedule``'s pairs, become dicts and lists)."""
-    return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return asdict_plain(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _name(value: Any, where: str) -> str:

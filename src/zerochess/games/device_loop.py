@@ -57,7 +57,7 @@ from zerochess.games.config import PlayerSpec
 from zerochess.games.records import MOVE_CAP, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search.compiled import roots_with_keys, search
-from zerochess.search.config import stack_configs
+from zerochess.search.params import stack_configs
 from zerochess.search.results import TemperatureSchedule, decode_line
 from zerochess.search.view import best_child_slot, root_view
 

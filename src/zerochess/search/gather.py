@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 
 from zerochess.chess.types import PositionArrays
-from zerochess.search.config import SearchParams
+from zerochess.search.params import SearchParams
 from zerochess.search.selection import (
     NO_FROZEN,
     BatchShortcuts,

@@ -25,19 +25,18 @@ completed visits only (lc0's ``GetChildrenVisits``/``GetN``/``GetQ`` in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess.search.config import SELECTION_NAMES
 from zerochess.search.contempt import hybrid_ratio, sample_cumulative, tempered_weights
 from zerochess.search.filter_keys import excluded_edges
+from zerochess.search.params import SearchParams
 from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
-
-if TYPE_CHECKING:  # config imports this module for the rule names
-    from zerochess.search.config import SearchParams
 
 _NEG_INF = -jnp.inf
 
@@ -199,7 +198,7 @@ def alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: 
     return normalized + policy_score
 
 
-ScoreRule = Callable[[Tree, "SearchParams", chex.Array, chex.Array, ChildStats], chex.Array]
+ScoreRule = Callable[[Tree, SearchParams, chex.Array, chex.Array, ChildStats], chex.Array]
 
 # name (SearchConfig.selection) -> scores [K] of one node's child slots; the position of
 # an entry is the rule's index in SearchParams.selection
@@ -207,6 +206,7 @@ SELECTION_RULES: dict[str, ScoreRule] = {
     "puct": lc0_puct_scores,
     "alphazero": alphazero_scores,
 }
+assert tuple(SELECTION_RULES) == SELECTION_NAMES, "config.SELECTION_NAMES names the rules"
 _RULES = tuple(SELECTION_RULES.values())
 
 

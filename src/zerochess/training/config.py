@@ -85,13 +85,13 @@ from zerochess.games.config import (
     PlayerSpec,
     as_bool,
     as_int,
-    asdict_plain,
     check_keys,
     load_yaml,
     search_config_from_dict,
     temperature_from_value,
 )
 from zerochess.neural.lc0_export import ENCODINGS
+from zerochess.runs import asdict_plain
 from zerochess.training.losses import LossConfig
 from zerochess.training.schedule import NsclScheduleConfig
 from zerochess.training.trainer import OptimizerConfig

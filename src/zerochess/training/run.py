@@ -39,7 +39,6 @@ from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
 from zerochess.games.openings import build_openings
 from zerochess.games.records import GameWriter
-from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import derive_seed, game_seed
 from zerochess.games.stats import MatchResult
 from zerochess.lc0_files import find_stockfish
@@ -47,6 +46,7 @@ from zerochess.neural.lc0_export import export_lc0
 from zerochess.neural.lc0_weights import lc0_params, read_lc0_file
 from zerochess.neural.model import Model
 from zerochess.neural.resnet import SEResNet, init_params, model_from_module
+from zerochess.runs import prepare_run_dir, write_json
 from zerochess.training.buffer import ReplayBuffer
 from zerochess.training.checkpoint import Checkpointer
 from zerochess.training.config import NetworkConfig, TrainConfig
