@@ -50,6 +50,7 @@ import numpy as np
 
 from zerochess.chess.device import claims
 from zerochess.chess.device.position import compact, insufficient_material
+from zerochess.chess.planes import compact_planes
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES, index_to_move
 from zerochess.chess.types import GameStatus
 from zerochess.env import Env, State, start_states
@@ -57,8 +58,10 @@ from zerochess.games.config import PlayerSpec
 from zerochess.games.records import MOVE_CAP, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search.compiled import roots_with_keys, search
+from zerochess.search.move_choice import choose_slot, temperature_table
 from zerochess.search.params import stack_configs
-from zerochess.search.results import TemperatureSchedule, decode_line
+from zerochess.search.results import decode_line
+from zerochess.search.tree_keys import fold_key
 from zerochess.search.view import best_child_slot, root_view
 
 PV_MOVES = 3  # plies of the best move's continuation kept for the PGN comment (pv: 1 + 3)
@@ -149,45 +152,6 @@ def _game_ply(pos: Any) -> chex.Array:
     return (2 * (pos.fullmove - 1) + (pos.turn == 0)).astype(jnp.int32)
 
 
-def _planes_compact(observation: chex.Array) -> tuple[chex.Array, chex.Array]:
-    """lc0's mask-and-value form of float32 [112, 8, 8] planes (``compact_planes``)."""
-    flat = observation.reshape(112, 64)
-    mask = flat != 0
-    values = jnp.max(jnp.abs(flat), axis=1) * jnp.sign(jnp.sum(flat, axis=1))
-    bits = jnp.sum(jnp.where(mask.reshape(112, 8, 8), 1 << jnp.arange(8, dtype=jnp.int32), 0),
-                   axis=2).astype(jnp.uint8)
-    return bits, values.astype(jnp.float32)
-
-
-def choose_slot(visits: chex.Array, q: chex.Array, valid: chex.Array, best: chex.Array,
-                temperature: chex.Array, offset: chex.Array, cutoff: chex.Array,
-                u: chex.Array) -> chex.Array:
-    """``SearchResult.choose_move`` for one root: the slot to play.
-
-    Args:
-      visits: int [K] child visits; q: float32 [K] child Q (NaN unvisited); valid: bool
-        [K] the legal moves' slots; best: the best slot.
-      temperature, offset, cutoff: the schedule's T, visit offset and value cutoff / 50.
-      u: the uniform in [0, 1) that the host's generator draws first.
-    """
-    n = jnp.where(valid, visits.astype(jnp.float32) + offset, -jnp.inf)
-    max_n = jnp.max(n)
-    qq = jnp.where(jnp.isnan(q) | ~valid, -jnp.inf, q)
-    ok = valid & (qq >= qq[jnp.argmax(n)] - cutoff)
-    weights = jnp.where(ok, jnp.power(jnp.maximum(n / max_n, 0.0),
-                                      1.0 / jnp.maximum(temperature, 1e-30)), 0.0)
-    cdf = jnp.cumsum(weights)
-    pick = jnp.searchsorted(cdf / cdf[-1], u, side="right").astype(jnp.int32)
-    pick = jnp.minimum(pick, visits.shape[0] - 1)
-    return jnp.where((temperature <= 0) | (max_n <= 0) | (cdf[-1] <= 0), best, pick)
-
-
-def _search_key(seed: chex.Array) -> chex.Array:
-    """``tree_key(seed, 0)``: the key a host-loop tree with this seed draws from."""
-    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed.astype(jnp.uint32)]))
-    return jax.random.key_data(jax.random.fold_in(base, 0))
-
-
 def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_nodes: int,
               edges_per_node: int, max_plies: int | None):
     """The compiled scan: ``run(model_params, states, rows, moves, tables, players) ->
@@ -207,7 +171,7 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
         white = states.position.turn == 1
         mover = jnp.where(white, tables.white[row], tables.black[row])
         params = jax.tree.map(lambda a: a[mover], players.params)
-        keys = jax.vmap(_search_key)(tables.seeds[row, col])
+        keys = jax.vmap(fold_key, in_axes=(0, None))(tables.seeds[row, col], 0)
         roots = roots_with_keys(states, keys)
         limits = jnp.where(active, players.nodes[mover], 0)
         out = search(model_params, roots, params, num_simulations, apply_fn=model.apply,
@@ -226,7 +190,7 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
                                      players.visit_offset[mover], players.cutoff[mover],
                                      tables.uniforms[row, col])
         action = jnp.take_along_axis(out.legal, slot[:, None], axis=1)[:, 0].astype(jnp.int32)
-        bits, values = jax.vmap(_planes_compact)(states.observation)
+        bits, values = compact_planes(states.observation, jnp)
         after = jax.vmap(env.step)(states, action)
         legal_after, num_after = jax.vmap(compact)(after.legal_action_mask)
         claim = claims.draw_claims(after.position, legal_after.astype(jnp.int16), num_after,
@@ -271,20 +235,13 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
     return run
 
 
-def _horizon(schedule: TemperatureSchedule) -> int:
-    """Plies after which ``schedule.at`` no longer changes."""
-    return 2 * max(schedule.cutoff_move, schedule.decay_delay_moves + schedule.decay_moves) + 3
-
-
 def stack_players(specs: Sequence[PlayerSpec], model: Any) -> Players:
     """The players' per-move settings as device arrays."""
-    length = max(_horizon(p.temperature) for p in specs)
     return Players(
         params=stack_configs([p.search for p in specs], model.has_moves_left,
                              model.mate_check),
         nodes=jnp.asarray([p.nodes for p in specs], jnp.int32),
-        temperature=jnp.asarray([[p.temperature.at(k) for k in range(length)]
-                                 for p in specs], jnp.float32),
+        temperature=jnp.asarray(temperature_table([p.temperature for p in specs])),
         visit_offset=jnp.asarray([p.temperature.visit_offset for p in specs], jnp.float32),
         cutoff=jnp.asarray([p.temperature.value_cutoff / 50.0 for p in specs], jnp.float32))
 
@@ -529,6 +486,6 @@ _TERMINATIONS = {GameStatus.CHECKMATE: "checkmate", GameStatus.STALEMATE: "stale
                  GameStatus.RULE50: "fifty_moves", GameStatus.REPETITION: "threefold_repetition"}
 
 
-__all__ = ["PlyRecord", "PositionHook", "SearchedPosition", "can_play", "choose_slot",
+__all__ = ["PlyRecord", "PositionHook", "SearchedPosition", "can_play",
            "make_scan", "play_games_on_device", "stack_players"]
 

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
     from zerochess.search.api import NoLegalMovesError, SearchBatch, Searcher, tree_key
     from zerochess.search.config import SearchConfig
+    from zerochess.search.move_choice import TemperatureSchedule
     from zerochess.search.move_filter import MoveFilter
     from zerochess.search.params import SearchParams, stack_configs
-    from zerochess.search.results import SearchResult, TemperatureSchedule
+    from zerochess.search.results import SearchResult
     from zerochess.search.tree import Tree, bytes_per_node
 
 # name -> the module it is imported from on first use
@@ -26,7 +27,7 @@ _EXPORTS = {
     "SearchParams": "zerochess.search.params",
     "SearchResult": "zerochess.search.results",
     "Searcher": "zerochess.search.api",
-    "TemperatureSchedule": "zerochess.search.results",
+    "TemperatureSchedule": "zerochess.search.move_choice",
     "Tree": "zerochess.search.tree",
     "bytes_per_node": "zerochess.search.tree",
     "stack_configs": "zerochess.search.params",
