@@ -1,35 +1,4 @@
-"""``zerochess bench``: simulations/s of zerochess against mctx + pgx chess, as a curve.
-
-What it measures (all on one fixed, seeded set of middlegame positions from random
-games, cycled to fill each batch), labelled with the jax backend (CPU with its core
-count, or the GPU):
-
-- **ours**: ``zerochess.Searcher(model, max_nodes=S + 1)`` (default ``Expander``:
-  worker processes when the machine has more than one core; default shards) for every
-  batch size B and simulation count S of the grid, with the built-in evaluator and with
-  an SE-ResNet. Per point: compile time (a first ``init`` + ``run(S)`` less the timed
-  one: XLA compilation of every program, each network batch size included), then one
-  timed ``init`` (host root preparation + root evaluation) and one timed ``run(S)``;
-  simulations/s including and excluding init.
-- **the curve against the peer**: at one batch size (B=256) and every S of the curve
-  (16, 32, 64, 128, 256; ``--quick``: 16, 64), ours with the SE-ResNet and
-  ``mctx.gumbel_muzero_policy`` on pgx chess (dense 4672 actions) with an SE-ResNet of
-  the same body (:mod:`zerochess.bench.peer_mctx_pgx`), on the same positions. The peer
-  runs in each layout it can use here, one call for the whole batch and (on a
-  multi-core CPU) the batch split over parallel threads as zerochess does, with the
-  process's CPU utilisation recorded; its best layout counts. The ratio at each S is
-  ours (init included) / the peer's best (root evaluation included). The peer's cost
-  per simulation grows with the tree, so the ratio is a curve, not a number:
-  ``min_ratio_vs_mctx_pgx`` is its smallest value, ``ratio_vs_mctx_pgx`` (the last line
-  printed) its value at B=256, S=64.
-- tree bytes per node (ours vs mctx's dense tree at 4672 actions), peak RSS, and the
-  host boundary cost per leaf against plain python-chess
-  (:mod:`zerochess.bench.host_boundary`).
-
-``--quick``: B=256, S in {16, 64}, the SE-ResNet only (no built-in evaluator row), a
-2x32 SE-ResNet on both sides. ``--json FILE`` writes every figure with the record header
-of :mod:`zerochess.bench.record` (machine, versions, backend, git commit).
-"""
+"""``zerochess bench``: simulations/s of zerochess against mctx + pgx chess, as a curve."""
 
 from __future__ import annotations
 

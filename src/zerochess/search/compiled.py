@@ -204,7 +204,7 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
 
 def _output(state: SearchState, roots: loop.RootInputs) -> SearchOutput:
     from zerochess.search.tree import node_edges
-    from zerochess.search.view import best_child_slot
+    from zerochess.search.view import best_child_slot, root_scores, root_values
 
     tree = state.tree
 
@@ -221,13 +221,10 @@ def _output(state: SearchState, roots: loop.RootInputs) -> SearchOutput:
         jnp.arange(batch)[:, None], jnp.where(legal >= 0, legal, NUM_MOVES)].set(
         visits / total, mode="drop")
     best = jnp.take_along_axis(legal, jnp.maximum(best_slot, 0)[:, None], axis=1)[:, 0]
-    n = jnp.maximum(tree.visits[:, 0], 1).astype(jnp.float32)
-    wl = -tree.wl_sum[:, 0] / n  # the root's sums are from the mover into it: flip
-    d = tree.d_sum[:, 0] / n
-    wdl = jnp.stack([(1.0 - d + wl) / 2, d, (1.0 - d - wl) / 2], axis=1)
+    value, wdl = root_scores(*jax.vmap(root_values)(tree), state.params.draw_score)
     return SearchOutput(action=jnp.where(best_slot >= 0, best, -1).astype(jnp.int32),
                         action_weights=weights, visits=visits, legal=legal,
-                        value=wl + state.params.draw_score * d, wdl=wdl, state=state)
+                        value=value, wdl=jnp.stack(wdl, axis=1), state=state)
 
 
 __all__ = ["DeviceExpand", "SearchOutput", "StepCounts", "roots_from_env", "roots_with_keys",

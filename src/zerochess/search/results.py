@@ -17,6 +17,7 @@ from zerochess.chess.types import GameStatus
 from zerochess.search import scores
 from zerochess.search.move_choice import TemperatureSchedule, choose_index
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
+from zerochess.search.view import best_or_prior, root_scores
 
 
 def move_order(visits: np.ndarray, q: np.ndarray, prior: np.ndarray, win: np.ndarray,
@@ -310,6 +311,7 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
         playouts = int(view["stat_playouts"][i])
         root_wl, root_d = float(view["root_wl"][i]), float(view["root_d"][i])
         draw = float(view["draw_score"][i])
+        root_q, root_wdl = root_scores(root_wl, root_d, draw)
         best = int(view["best_slot"][i])
         # where the mate check made the search priors one-hot, show the network's prior
         prior, mate_check = _network_prior(view["prior"][i, :m].copy(),
@@ -323,10 +325,9 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
             q=view["q"][i, :m].astype(np.float32), wl=view["wl"][i, :m].astype(np.float32),
             d=view["d"][i, :m].astype(np.float32), prior=prior,
             policy=view["policy"][i, :m].copy(), pvs=lines,
-            best_index=best if best >= 0 else int(np.argmax(view["prior"][i, :m])),
-            root_visits=int(view["root_visits"][i]), root_q=root_wl + draw * root_d,
-            root_wdl=np.array([(1 + root_wl - root_d) / 2, root_d,
-                               (1 - root_wl - root_d) / 2]),
+            best_index=int(best_or_prior(best, view["prior"][i, :m], True, np)),
+            root_visits=int(view["root_visits"][i]), root_q=root_q,
+            root_wdl=np.array(root_wdl),
             raw_wdl=view["raw_wdl"][i].copy(), nodes_used=int(view["node_count"][i]),
             dropped_simulations=int(view["dropped"][i]),
             mates=view["status"][i, :m] == GameStatus.CHECKMATE,

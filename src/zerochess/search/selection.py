@@ -1,26 +1,4 @@
-"""Child selection for one tree (vmapped over the batch by the search step).
-
-``select_child`` scores a node's children with the tree's selection rule, picked
-per tree from ``SELECTION_RULES`` (``SearchConfig.selection``) by ``lax.switch``:
-- ``"puct"``: lc0 PUCT (cpuct growing with visits, FPU reduction/absolute, draw score);
-- ``"alphazero"``: ``mctx.muzero_policy``'s PUCT with
-  ``qtransform_by_parent_and_siblings``, for exact comparisons with mctx.
-A new rule is one scoring function plus one entry in ``SELECTION_RULES``.
-
-Search-contempt overrides the rule: at opponent nodes (odd depth; the root's
-children are depth 1) whose visit distribution has been frozen, a child is
-sampled in proportion to the frozen counts instead (freezing itself happens in
-the backup). A frozen node samples every visit that passes through it
-independently, including each of the leaves gathered in one step. lc0's newer
-options (``search.contempt``) sharpen those counts (``ScTemperature``) and send a
-share of the visits through a frozen node to the rule instead
-(``HybridSamplingRatio``); their defaults leave the plain sampling exactly as it is.
-
-Visits in flight (``Tree.in_flight``, gathered and not yet backed up) count in a
-child's U as lc0's N-started; the parent's N in U, cpuct and FPU, and every Q, use
-completed visits only (lc0's ``GetChildrenVisits``/``GetN``/``GetQ`` in
-``PickNodesToExtendTask``). With one leaf per step nothing is ever in flight.
-"""
+"""Child selection for one tree (vmapped over the batch by the search step)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""``zerochess train``: self-play -> replay buffer -> training -> checkpoints -> evaluation.
-
-One generation: self-play games with the current weights (``selfplay_data``), their
-examples into the replay window, ``steps_per_generation`` optimizer steps, an lc0 export
-of the net, evaluation matches when due, then a checkpoint. An interrupted run started
-again with the same command and folder resumes from the last checkpoint and replays the
-unfinished generation exactly (all random choices derive from the seed and counters).
-
-Output folder::
-
-    config.yaml, versions.yaml        resolved config (a different config is refused)
-    checkpoints/<generation>/         orbax: train state, replay buffer, loop state
-    games/gen_XXXX/games.pgn|csv      self-play games with per-move search stats
-    eval/gen_XXXX_<opponent>/         evaluation games
-    nets/gen_XXXX.pb.gz, latest.pb.gz lc0 networks (zerochess analyse --model, lc0)
-    metrics/selfplay.csv, train.csv, eval.csv
-    plots/losses.png, elo.png, selfplay.png
-    final.json, summary.md            the final trained-vs-initial match
-"""
+"""``zerochess train``: self-play -> replay buffer -> training -> checkpoints -> evaluation."""
 
 from __future__ import annotations
 
