@@ -50,6 +50,16 @@ def _play(model, scan: bool):
     return {r.index: r for r in records}, positions
 
 
+def _same(x, y) -> bool:
+    """Equal; floats to float32 rounding (the network may see other batch sizes)."""
+    if isinstance(x, str) or x is None or isinstance(x, bool):
+        return x == y
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "f" or y.dtype.kind == "f":
+        return x.shape == y.shape and np.allclose(x, y, rtol=0, atol=1e-6, equal_nan=True)
+    return x.shape == y.shape and np.array_equal(x, y)
+
+
 @pytest.fixture(scope="module")
 def model():
     return load_model("builtin")
@@ -65,13 +75,15 @@ def test_the_host_and_scan_sources_give_the_same_plies(model):
         assert (rec.moves, rec.result, rec.termination) == (
             other.moves, other.result, other.termination), g
         for a, b in zip(rec.stats, other.stats, strict=True):
-            assert dataclasses.asdict(a) == pytest.approx(dataclasses.asdict(b), nan_ok=True)
+            for field in dataclasses.fields(a):
+                x, y = getattr(a, field.name), getattr(b, field.name)
+                assert _same(x, y), (g, field.name, x, y)
         assert len(host_positions[g]) == len(device_positions[g]) >= PLIES - 1
         for a, b in zip(host_positions[g], device_positions[g], strict=True):
             searched += 1
             for field in dataclasses.fields(a):
                 x, y = getattr(a, field.name), getattr(b, field.name)
-                assert np.array_equal(x, y), (g, a.move_index, field.name, x, y)
+                assert _same(x, y), (g, a.move_index, field.name, x, y)
     assert searched >= len(OPENINGS) * (PLIES - 1)
     temperatures = {s.temperature for r in host.values() for s in r.stats
                     if s.source == "search"}

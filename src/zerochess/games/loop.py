@@ -26,7 +26,7 @@ from zerochess.games.players import (
     EngineFailure,
     EnginePlayer,
     ReusedTree,
-    SearchBackend,
+    SearcherPool,
     edges_per_node_for,
 )
 from zerochess.games.plies import Advance, from_result, move_stat, searched_position
@@ -303,11 +303,11 @@ def play_games(
     max_nodes = max_nodes or nodes_needed
     if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs
         shrink_tail = len(queue) >= 4 * batch_size
-    backends: dict[int, SearchBackend] = {}
+    pools: dict[int, SearcherPool] = {}
     for m in searchers.values():
-        if id(m) not in backends:
-            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail,
-                                            rules=rules)
+        if id(m) not in pools:
+            pools[id(m)] = SearcherPool(m, batch_size, max_nodes, shrink_tail=shrink_tail,
+                                        rules=rules)
     slots: list[_Live | None] = [None] * batch_size
     pending: collections.deque[_Live] = collections.deque()  # started, not yet in a slot
     records: list[GameRecord] = []
@@ -341,9 +341,9 @@ def play_games(
             finish(live)
         return None
 
-    def network(name: str) -> tuple[SearchBackend, Any]:
+    def network(name: str) -> tuple[SearcherPool, Any]:
         m = searchers[name]
-        return backends[id(m)], params.get(name, m.params)
+        return pools[id(m)], params.get(name, m.params)
 
     names = {n for s in queue for n in (s.white, s.black)}
     source: _HostPlies | device_loop.ScanSource | None = None
@@ -410,7 +410,7 @@ class _HostPlies:
     lookahead = 0  # games started ahead of a free slot
 
     def __init__(self, players: Mapping[str, PlayerSpec],
-                 network: Callable[[str], tuple[SearchBackend, Any]], max_plies: int | None,
+                 network: Callable[[str], tuple[SearcherPool, Any]], max_plies: int | None,
                  on_search: SearchHook | None,
                  on_position: Callable[[GameSpec, Any], None] | None) -> None:
         self.players, self.network, self.max_plies = players, network, max_plies
@@ -431,16 +431,16 @@ class _HostPlies:
         groups: dict[tuple[int, int], list[_Live]] = {}
         for lv in lives:
             if lv.result is None:
-                backend, net = self.network(lv.mover())
-                groups.setdefault((id(backend), id(net)), []).append(lv)
+                pool, net = self.network(lv.mover())
+                groups.setdefault((id(pool), id(net)), []).append(lv)
         step = Advance()
         for group in groups.values():
-            backend, net = self.network(group[0].mover())
+            pool, net = self.network(group[0].mover())
             several = len(groups) > 1  # e.g. a match of two weights of one net
-            size = backend.size_for(len(group), not more or several, several)
-            compiled = not backend.is_compiled(size)
+            size = pool.size_for(len(group), not more or several, several)
+            compiled = not pool.is_compiled(size)
             ts = time.perf_counter()
-            pos, nodes = _search_step(group, players, backend, size, net, self.max_plies,
+            pos, nodes = _search_step(group, players, pool, size, net, self.max_plies,
                                       self.on_search, self.kept, self.on_position)
             if compiled:
                 step.compile_seconds += time.perf_counter() - ts
@@ -486,7 +486,7 @@ class _HostPlies:
 
 
 def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
-                 backend: SearchBackend, size: int, params: Any, max_plies: int | None,
+                 pool: SearcherPool, size: int, params: Any, max_plies: int | None,
                  on_search: SearchHook | None,
                  kept: dict[tuple[int, str, bool], ReusedTree] | None = None,
                  on_position: Callable[[GameSpec, Any], None] | None = None
@@ -503,11 +503,11 @@ def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
     keys = [(lv.spec.index, lv.mover(), lv.board.turn) for lv in games]
     reuse = [kept.pop(key, None) if p.tree_reuse else None
              for key, p in zip(keys, pl, strict=True)]
-    results = backend.search([lv.board for lv in games], [p.search for p in pl],
+    results = pool.search([lv.board for lv in games], [p.search for p in pl],
                              [p.nodes for p in pl], seeds, size, params, reuse=reuse)
     for i, (key, p) in enumerate(zip(keys, pl, strict=True)):
         if p.tree_reuse:
-            kept[key] = backend.keep(i)
+            kept[key] = pool.keep(i)
     for lv, p, ply, res in zip(games, pl, plies, results, strict=True):
         temp = p.temperature.at(ply)
         move = res.choose_move(temp, move_rng(lv.spec.seed, ply),

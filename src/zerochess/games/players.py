@@ -90,7 +90,7 @@ class ReusedTree:
     board: chess.Board
 
 
-class SearchBackend:
+class SearcherPool:
     """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
 
     def __init__(self, model: Any, batch_size: int, max_nodes: int,
@@ -402,5 +402,5 @@ class EnginePlayer:
 
 
 __all__ = ["EXACT_EDGE_POOL_MAX_NODES", "STARTUP_TIMEOUT_S", "EnginePlayer", "ReusedTree",
-           "SearchBackend", "edges_per_node_for", "get_model", "get_searcher",
+           "SearcherPool", "edges_per_node_for", "get_model", "get_searcher",
            "lc0_maia_available", "resolve_command", "zerochess_weights"]
