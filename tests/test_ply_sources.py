@@ -65,6 +65,7 @@ def model():
     return load_model("builtin")
 
 
+@pytest.mark.tier2  # compiles the scan (~1 min) and the device search: ~2 min cold
 def test_the_host_and_scan_sources_give_the_same_plies(model):
     host, host_positions = _play(model, scan=False)
     device, device_positions = _play(model, scan=True)
