@@ -31,9 +31,10 @@ from zerochess.errors import ConfigError
 from zerochess.neural.toy import linear_model
 from zerochess.search import gather
 from zerochess.search.api import Searcher, tree_key
-from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.config import SearchConfig
 from zerochess.search.contempt import HYBRID_RATIO_MODES, hybrid_ratio, parse_schedule
 from zerochess.search.move_filter import excluded_edges
+from zerochess.search.params import stack_configs
 from zerochess.search.selection import (
     _NEG_INF,
     _RULES,

@@ -38,7 +38,8 @@ from zerochess.neural.lc0_weights import lc0_params
 from zerochess.neural.toy import linear_model
 from zerochess.positions import MAX_COUNTER, parse_fen, parse_position, read_epd
 from zerochess.search.api import Searcher
-from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.config import SearchConfig
+from zerochess.search.params import stack_configs
 
 import hostile
 from hostile import EPDS, FENS, MOVES, SEARCH_CONFIG_BAD, SELFPLAY_CONFIGS, check_clean, count

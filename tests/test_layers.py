@@ -4,7 +4,10 @@ of ``docs/DESIGN.md`` (the one description of the layers; this test reads it).""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,3 +142,22 @@ def test_the_check_catches_an_upward_import() -> None:
     assert "imports zerochess.games.loop (layer 6)" in probe_bad[0]
     assert "imports zerochess.uci.driver (layer 6)" in probe_bad[1]
     assert imported_modules(PACKAGE / "uci" / "protocol.py") >= {"zerochess.positions"}
+
+
+def test_the_device_core_imports_without_python_chess() -> None:
+    """The seam holds for importers: the compiled search, the environment, the device
+    rules and the search core import with python-chess blocked (only the host facade,
+    ``zerochess.search.Searcher``, needs it); and the block itself bites."""
+    core = ("zerochess.search.compiled", "zerochess.env", "zerochess.chess.device",
+            "zerochess.search.tree", "zerochess.search.gather", "zerochess.search.step",
+            "zerochess.search.loop", "zerochess.search.reroot", "zerochess.search.params",
+            "zerochess.search.view")
+    code = ("import sys; sys.modules['chess'] = None\n"
+            f"for name in {core!r}: __import__(name)\n"
+            "import zerochess.search as s; assert 'zerochess.search.api' not in sys.modules\n"
+            "try:\n    s.Searcher\nexcept ImportError:\n    print('facade blocked')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ,
+                                            "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "facade blocked", done.stdout

@@ -22,7 +22,8 @@ from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.rules import expand_batch
 from zerochess.neural import load_model
 from zerochess.search.api import Searcher, tree_key
-from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.config import SearchConfig
+from zerochess.search.params import stack_configs
 
 import searchers
 from gather_reference import ReferenceSearch, walk

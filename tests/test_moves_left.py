@@ -18,7 +18,8 @@ import pytest
 from zerochess.chess.expander import Expander
 from zerochess.neural.toy import linear_model
 from zerochess.search.api import Searcher, tree_key
-from zerochess.search.config import SearchConfig, stack_configs
+from zerochess.search.config import SearchConfig
+from zerochess.search.params import stack_configs
 from zerochess.search.selection import moves_left_utility
 
 from gather_reference import ReferenceSearch, m_utility, walk

@@ -99,8 +99,8 @@ def test_rules_reach_the_searcher(monkeypatch):
     monkeypatch.setattr(players, "Searcher", FakeSearcher)
     monkeypatch.setattr(players, "_SEARCHERS", {})
     model = get_model("builtin")
-    players.SearchBackend(model, 8, 17, rules="device")
-    players.SearchBackend(model, 8, 17)
+    players.SearcherPool(model, 8, 17, rules="device")
+    players.SearcherPool(model, 8, 17)
     assert seen == ["device", None]  # None: the Searcher's default for the machine
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from zerochess import provenance
 from zerochess.errors import ConfigError
-from zerochess.games.rundir import FORCED_KEY, VERSIONS_FILE, prepare_run_dir
+from zerochess.runs import FORCED_KEY, VERSIONS_FILE, prepare_run_dir
 
 REPO = Path(__file__).resolve().parents[1]
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

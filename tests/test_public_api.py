@@ -37,7 +37,7 @@ def test_every_export_resolves_to_its_home_module() -> None:
         zerochess.__all__)
 
 
-LAZY_PACKAGES = ("zerochess", "zerochess.analysis", "zerochess.training")
+LAZY_PACKAGES = ("zerochess", "zerochess.analysis", "zerochess.search", "zerochess.training")
 
 
 def test_type_checkers_see_the_same_names() -> None:

@@ -30,7 +30,7 @@ from zerochess.games import (
     run_selfplay,
 )
 from zerochess.games.openings import book_line, write_polyglot_book
-from zerochess.games.players import SearchBackend
+from zerochess.games.players import SearcherPool
 from zerochess.games.records import read_pgn_games
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
@@ -459,7 +459,7 @@ def test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges():
     assert default.dropped_simulations > 0  # the failure this guards against still exists
     large = search(Searcher(model, max_nodes=65))
     assert large.dropped_simulations == 0
-    [game] = SearchBackend(model, batch_size=8, max_nodes=33).search(
+    [game] = SearcherPool(model, batch_size=8, max_nodes=33).search(
         [board], [cfg], [32], [1062], size=8)
     assert game.dropped_simulations == 0
     np.testing.assert_array_equal(game.visits, large.visits)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from zerochess.chess.encoding import encode_board
+from zerochess.games.plies import SearchedPosition
 from zerochess.games.records import GameRecord
 from zerochess.neural import Model, ModelOutput, make_resnet
 from zerochess.training import (
@@ -40,7 +41,6 @@ from zerochess.training import (
 )
 from zerochess.training.examples import Batch, check_examples
 from zerochess.training.selfplay_data import (
-    _Position,
     examples_from_game,
     material_wdl,
     value_target,
@@ -134,7 +134,7 @@ def test_graded_targets_are_from_the_side_to_move():
     bits, values = compact_planes(encode_board(board))
     index, target = np.full(218, -1, np.int16), np.zeros(218, np.float32)
     index[0], target[0] = 0, 1.0
-    rows = [_Position(bits, values, index, target, 0.0, 0.0, 0.0, 0.0, white, ply)
+    rows = [SearchedPosition(bits, values, index, target, 0.0, 0.0, 0.0, 0.0, white, ply)
             for ply, white in enumerate([True, False, True])]
     wdl = material_wdl(4, 6.0)  # white ahead
     ex = examples_from_game(rows, wdl, 3, game=0)

@@ -1,23 +1,5 @@
 """Positions from user input, checked at the edge: FEN/EPD strings (or "startpos") plus
-UCI moves, EPD files, python-chess boards.
-
-Every reader either returns a board that means exactly what the input says or raises a
-``PositionError`` (``InputFileError`` for an unreadable file) that quotes the input and
-names its source (a file and line, a config field):
-
-- a FEN has its 4 position fields, then optionally the halfmove clock and the fullmove
-  number (ASCII digits) and nothing else; fewer fields, trailing text or a clock that is
-  not a number are refused, never read as EPD operations. EPD operations are read only
-  where a ``;`` marks them (``hmvc``/``fmvn`` set the counters).
-- chess960: castling rights that only make sense in chess960 (Shredder-FEN letters such
-  as ``GBgb``, or ``KQkq`` with the king off the e-file) make a chess960 board (lc0 reads
-  them the same way); ``chess960=True`` forces it (castling then prints king-to-rook in
-  UCI, lc0's ``UCI_Chess960``), ``chess960=False`` refuses such rights.
-- the position must be legal as python-chess's ``Board.status()`` checks it (both kings,
-  no pawns on the back ranks, the side not to move not in check, ...), its counters in
-  ``[0, MAX_COUNTER]`` (halfmove clock) and ``[1, MAX_COUNTER]`` (fullmove number), and
-  it must be standard chess or chess960 (``chess.variant`` boards are refused).
-"""
+UCI moves, EPD files, python-chess boards."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""Opening the files a user names: networks, configs, EPD/FEN lists, opening books, PGNs.
-
-Every file input goes through ``open_user_file`` (or ``read_user_bytes`` /
-``read_user_text`` on top of it), so that every one refuses the same things with the
-same clear error before reading a byte:
-
-- a path that does not exist ("not found"), a folder ("is a folder, not a file");
-- anything that is not a regular file: a character or block device (``/dev/zero``,
-  which never ends), a named pipe (opening a FIFO without a writer blocks forever, so it
-  is never opened), a socket; a symbolic link is followed and the message says where it
-  points;
-- a file larger than the bound its kind has (``max_bytes``): a network file is at most
-  ``MAX_NETWORK_FILE_BYTES``, a YAML config ``MAX_CONFIG_BYTES``; the read itself never
-  holds more than ``max_bytes + 1`` bytes, so a file that grows while it is read cannot
-  pass either.
-
-Errors are ``InputFileError`` unless the caller names its own ``UserError`` kind (e.g.
-``ModelFileError`` for networks, ``ConfigError`` for configs); they name the file and
-what it is.
-"""
+"""Opening the files a user names: networks, configs, EPD/FEN lists, opening books, PGNs."""
 
 from __future__ import annotations
 

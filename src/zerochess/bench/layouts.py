@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from zerochess.bench import record
-from zerochess.bench.throughput import NUM_POSITIONS, bench_positions, run_ours
+from zerochess.bench.fixtures import NUM_POSITIONS, bench_positions
+from zerochess.bench.throughput import run_ours
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 

@@ -3,7 +3,7 @@
 For every model (the built-in evaluator and an SE-ResNet), every B and every L of the
 grid: ``Searcher(model, max_nodes=S + 1, leaves_per_step=L)`` with its defaults (two
 groups of leaves in flight when L > 1, two shards when L = 1 and B >= 16), the
-seeded middlegame positions of ``throughput.bench_positions`` cycled to B, one warm-up
+seeded middlegame positions of ``fixtures.bench_positions`` cycled to B, one warm-up
 search that compiles (excluded), then one timed ``init`` + ``run(S)``. Also reported:
 the network rows used / available (rows of the evaluation batches the network ran on)
 and the host's share of the time (expanding leaves with python-chess).
@@ -27,13 +27,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.bench import record
+from zerochess.bench.fixtures import bench_positions, fill
 from zerochess.bench.record import machine_info
-from zerochess.bench.throughput import bench_positions, fill
 from zerochess.chess import encoding
 from zerochess.neural import load_model
 from zerochess.search import SearchConfig, Searcher
-from zerochess.search.config import stack_configs
 from zerochess.search.loop import empty_state
+from zerochess.search.params import stack_configs
 
 GRID = {"models": ("builtin", "resnet:6x64"), "batches": (1, 16, 64, 256),
         "leaves": (1, 4, 16, 64, 256), "sims": 800}

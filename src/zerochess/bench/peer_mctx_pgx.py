@@ -1,35 +1,4 @@
-"""The speed peer: ``mctx.gumbel_muzero_policy`` over pgx chess with a dense 4672-action tree.
-
-The peer searches the same positions as zerochess with the same network body:
-
-- environment: ``pgx.make("chess")`` (jittable rules, observation ``[8, 8, 119]``,
-  4672 AlphaZero actions = 64 from-squares x 73 planes, ``legal_action_mask``);
-- network: :class:`PeerNet`, an lc0-style SE-ResNet whose body is built from
-  zerochess's own :class:`zerochess.neural.resnet.ResidualBlock` (3x3 input conv,
-  ``blocks`` residual blocks with the same SE unit, ReLU), with a 3x3 input conv
-  over 119 planes, an AlphaZero convolutional policy head (3x3 conv, 3x3 conv to
-  73 planes = 4672 logits in pgx's action order) and lc0's WDL value head
-  (value = W - L);
-- search: ``mctx.gumbel_muzero_policy`` with ``recurrent_fn`` = pgx ``env.step`` +
-  the network; two-player discount -1 (0 after a terminal step), the reward of
-  the player who moved, illegal actions masked with the minimum float logit
-  inside the tree and through ``invalid_actions`` at the root.
-
-Positions: python-chess boards are converted by *replaying their move stacks*
-through pgx actions (:func:`move_to_action`), from pgx's start position or, when
-the game did not start from the standard position, from
-``pgx.experimental.chess.from_fen`` of the game's first position. Replaying keeps
-pgx's history planes and repetition hashes identical in meaning to ours;
-:func:`check_states` verifies each converted state against python-chess (board,
-side to move, castling rights, number of legal moves). Plain FEN strings use
-``from_fen`` (no history).
-
-``run_peer`` jits root evaluation + search as one function, compiles it once
-(reported as ``compile_s``) and then times steady-state calls; with ``shards`` > 1 the
-batch is split into equal shards searched by parallel threads (the peer's best layout on
-a multi-core CPU, as for zerochess), and the process's CPU utilisation during the timed
-call is reported so a reader can see how many cores each layout kept busy.
-"""
+"""The speed peer: ``mctx.gumbel_muzero_policy`` over pgx chess with a dense 4672-action tree."""
 
 from __future__ import annotations
 

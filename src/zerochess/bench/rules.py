@@ -5,7 +5,7 @@ An *expansion* is what the search asks of the rules for a new leaf: play one mov
 describe the child (position, legal moves in lc0's 1858 space, status), the host
 ``Expander``'s ``Expansion`` record. pgx's ``step`` does the same work in its own move
 space (play, legal-action mask, terminal checks). The 112-plane encoding is timed on its
-own. Positions: ``throughput.bench_positions`` (seeded middlegames) cycled to B; moves:
+own. Positions: ``fixtures.bench_positions`` (seeded middlegames) cycled to B; moves:
 one seeded random legal move each. Every timing is the best of ``repeats`` calls after a
 warm-up call that compiles. Ends with ``ratio_device_vs_host_rules: X`` at B = 1,024.
 """
@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from zerochess.bench import record
-from zerochess.bench.throughput import bench_positions, fill
+from zerochess.bench.fixtures import bench_positions, fill
 
 BATCHES = (64, 256, 1024, 4096, 16384)
 GPU_BATCHES = (*BATCHES, 65536)

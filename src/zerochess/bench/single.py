@@ -1,23 +1,4 @@
-"""``zerochess bench --vs-lc0 --single``: one position at a time, as an engine analyses.
-
-Both engines search the same Maia-sampled positions (``lc0_peer.peer_positions``) one
-after the other with Maia-1900, each from a fresh tree and an empty evaluation cache
-(lc0 clears its NNCache on ``ucinewgame``, which python-chess sends before every
-position), lc0's default search parameters on both sides, smart pruning off.
-
-- zerochess: ``Searcher(leaves_per_step=L, cache_size=...)`` for every L of the grid
-  (groups of L leaves, two in flight: one is expanded on the host while the other is
-  evaluated); nodes/s = root visits / wall time of init + run + results, summed over
-  the positions, after a warm-up search that compiles (excluded).
-- lc0: the ``lc0`` program (``eigen`` backend) for every ``Threads`` in 1..cores and
-  every ``MinibatchSize`` of the grid (0 = lc0's backend default); nodes/s = its
-  reported nodes / its reported search time, summed over the positions.
-
-The ratio compares the best configuration of each side; top-move agreement compares
-those two configurations' best moves on the same positions. ``ratio_vs_lc0_single`` is
-the smallest ratio over the visit counts measured (800 with ``--quick``; 800 and 10,000
-otherwise) and the last line printed.
-"""
+"""``zerochess bench --vs-lc0 --single``: one position at a time, as an engine analyses."""
 
 from __future__ import annotations
 

@@ -1,40 +1,8 @@
-"""``zerochess bench``: simulations/s of zerochess against mctx + pgx chess, as a curve.
-
-What it measures (all on one fixed, seeded set of middlegame positions from random
-games, cycled to fill each batch), labelled with the jax backend (CPU with its core
-count, or the GPU):
-
-- **ours**: ``zerochess.Searcher(model, max_nodes=S + 1)`` (default ``Expander``:
-  worker processes when the machine has more than one core; default shards) for every
-  batch size B and simulation count S of the grid, with the built-in evaluator and with
-  an SE-ResNet. Per point: compile time (a first ``init`` + ``run(S)`` less the timed
-  one: XLA compilation of every program, each network batch size included), then one
-  timed ``init`` (host root preparation + root evaluation) and one timed ``run(S)``;
-  simulations/s including and excluding init.
-- **the curve against the peer**: at one batch size (B=256) and every S of the curve
-  (16, 32, 64, 128, 256; ``--quick``: 16, 64), ours with the SE-ResNet and
-  ``mctx.gumbel_muzero_policy`` on pgx chess (dense 4672 actions) with an SE-ResNet of
-  the same body (:mod:`zerochess.bench.peer_mctx_pgx`), on the same positions. The peer
-  runs in each layout it can use here, one call for the whole batch and (on a
-  multi-core CPU) the batch split over parallel threads as zerochess does, with the
-  process's CPU utilisation recorded; its best layout counts. The ratio at each S is
-  ours (init included) / the peer's best (root evaluation included). The peer's cost
-  per simulation grows with the tree, so the ratio is a curve, not a number:
-  ``min_ratio_vs_mctx_pgx`` is its smallest value, ``ratio_vs_mctx_pgx`` (the last line
-  printed) its value at B=256, S=64.
-- tree bytes per node (ours vs mctx's dense tree at 4672 actions), peak RSS, and the
-  host boundary cost per leaf against plain python-chess
-  (:mod:`zerochess.bench.host_boundary`).
-
-``--quick``: B=256, S in {16, 64}, the SE-ResNet only (no built-in evaluator row), a
-2x32 SE-ResNet on both sides. ``--json FILE`` writes every figure with the record header
-of :mod:`zerochess.bench.record` (machine, versions, backend, git commit).
-"""
+"""``zerochess bench``: simulations/s of zerochess against mctx + pgx chess, as a curve."""
 
 from __future__ import annotations
 
 import dataclasses
-import random
 import resource
 import sys
 import time
@@ -48,6 +16,11 @@ from rich.console import Console
 from rich.table import Table
 
 from zerochess.bench import host_boundary, peer_mctx_pgx, record
+from zerochess.bench.fixtures import (  # noqa: F401 (bench_positions: its former home)
+    NUM_POSITIONS,
+    bench_positions,
+    fill,
+)
 from zerochess.chess.expander import Expander
 from zerochess.neural import load_model
 from zerochess.search import Searcher, bytes_per_node
@@ -60,45 +33,9 @@ QUICK_CURVE_SIMS = (16, 64)
 RATIO_SIMS = 64
 FULL_NET = (6, 64)
 QUICK_NET = (2, 32)
-NUM_POSITIONS = 32
 RATIO_PREFIX = "ratio_vs_mctx_pgx: "
 MIN_RATIO_PREFIX = "min_ratio_vs_mctx_pgx: "
 PEER_MEMORY_SHARE = 0.7  # skip a peer point whose dense tree needs more of the free memory
-
-
-# --- positions ----------------------------------------------------------------------------
-
-
-def bench_positions(count: int = NUM_POSITIONS, seed: int = 0, min_plies: int = 20,
-                    max_plies: int = 50) -> list[chess.Board]:
-    """``count`` varied middlegame positions from seeded random games (with move stacks).
-
-    Each game plays ``min_plies..max_plies`` uniformly random legal moves from the
-    start; a position is kept if the game is not over, the side to move has at
-    least 10 legal moves and both sides still have a piece besides king and pawns.
-    """
-    rng = random.Random(seed)
-    boards: list[chess.Board] = []
-    while len(boards) < count:
-        board = chess.Board()
-        for _ in range(rng.randint(min_plies, max_plies)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        pieces_ok = all(
-            any(board.pieces_mask(pt, color) for pt in (chess.KNIGHT, chess.BISHOP,
-                                                         chess.ROOK, chess.QUEEN))
-            for color in chess.COLORS)
-        if not board.is_game_over(claim_draw=False) and board.legal_moves.count() >= 10 \
-                and pieces_ok:
-            boards.append(board)
-    return boards
-
-
-def fill(boards: Sequence[chess.Board], batch: int) -> list[chess.Board]:
-    """``boards`` cycled to ``batch`` rows."""
-    return [boards[i % len(boards)] for i in range(batch)]
 
 
 # --- memory -----------------------------------------------------------------------------

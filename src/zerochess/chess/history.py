@@ -1,25 +1,5 @@
 """The game before a position, on the host: lc0's history slots, repetitions, and what a
-search root keeps of its game (python-chess + numpy, no jax).
-
-Two notions of "the same position" are used, each where its reference uses it:
-
-- lc0's, for the network input's "occurred before" planes
-  (``PositionHistory::ComputeLastMoveRepetitions``): same pieces, side to move,
-  castling rights and lc0's en-passant flag, which lc0 sets after a double pawn
-  push whenever an enemy pawn stands next to the pushed pawn (pins are not
-  checked), and for the first position exactly as the FEN gives it;
-- python-chess's (``state.position_hash``, the transposition key: en passant only
-  when the capture is legal), for draws by repetition in the search.
-
-Both are counted by one function, ``earlier_occurrences``; the search's device
-version walks the tree path instead (``zerochess.search.history``).
-
-History before the game start follows lc0's ``FillEmptyHistory::FEN_ONLY``
-(``EncodePositionForNN`` in lc0's ``src/neural/encoder.cc``): zeros when the game
-started from the standard start position, otherwise copies of the first
-position, with its last double pawn push undone when it carries an en-passant
-flag.
-"""
+search root keeps of its game (python-chess + numpy, no jax)."""
 
 from __future__ import annotations
 

@@ -91,4 +91,16 @@ def planes_from_arrays(
     return planes.reshape(*lead, NUM_PLANES, 8, 8)
 
 
-__all__ = ["AUX_BASE", "NUM_PLANES", "PLANES_PER_POSITION", "planes_from_arrays"]
+def compact_planes(planes: Any, xp: Any = np) -> tuple[Any, Any]:
+    """float32 ``[..., 112, 8, 8]`` planes -> lc0's mask-and-value form: (bits uint8
+    ``[..., 112, 8]``, a plane's non-zero squares; values float32 ``[..., 112]``, its first
+    non-zero value). ``xp``: ``np`` on the host, ``jnp`` in the device game scan."""
+    flat = planes.reshape(*planes.shape[:-2], 64)
+    mask = flat != 0
+    values = xp.where(mask.any(-1), xp.take_along_axis(
+        flat, xp.argmax(mask, -1)[..., None], -1)[..., 0], 0.0).astype(xp.float32)
+    return xp.packbits(mask, axis=-1, bitorder="little"), values
+
+
+__all__ = ["AUX_BASE", "NUM_PLANES", "PLANES_PER_POSITION", "compact_planes",
+           "planes_from_arrays"]

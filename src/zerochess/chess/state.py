@@ -1,24 +1,4 @@
-"""python-chess boards <-> the compact position arrays (``zerochess.chess.types``).
-
-One position is a handful of small integer fields (``PositionArrays``); a batch
-just adds leading dimensions. Squares use python-chess numbering (a1 = 0,
-rank-major) in the absolute (white) frame.
-
-Piece codes: 0 empty, 1..6 white P N B R Q K, 7..12 black P N B R Q K
-(``piece_type + 6 * (color == BLACK)``).
-
-Castling (int32): bits 0-3 are the rights, 1 white king side (the rook on the
-h-side of the king), 2 white queen side (a-side), 4 black king side, 8 black queen
-side (lc0's ``we_can_00`` ... and python-chess's chess960 rules); bits 4-15 hold the
-files of those rooks, 3 bits per right, as offsets from the standard rook (king side:
-``7 - file``, queen side: ``file``) and 0 when the right is absent. So standard chess
-has only the values 0..15, and a chess960 position keeps its castling rooks exactly
-(lc0 keeps the files per colour too).
-
-``ep`` holds the en-passant target square only when an en-passant capture is
-legal (python-chess's transposition-key rule), else -1; so two positions are the
-same for repetition exactly when all fields but ``rule50``/``fullmove`` match.
-"""
+"""python-chess boards <-> the compact position arrays (``zerochess.chess.types``)."""
 
 from __future__ import annotations
 

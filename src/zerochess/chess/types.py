@@ -1,22 +1,4 @@
-"""The records every rules backend shares (numpy only: no python-chess, no jax).
-
-The search core reads positions and expansions through these types alone, so a rules
-backend (python-chess on the host, ``zerochess.chess.device`` in jax) is a function from
-an ``ExpandRequest``-like batch to an ``Expansion``; see ``zerochess.chess.backend``.
-
-Squares use python-chess numbering (a1 = 0, rank-major) in the absolute (white) frame.
-Piece codes: 0 empty, 1..6 white P N B R Q K, 7..12 black P N B R Q K.
-
-Castling (int32): bits 0-3 are the rights, 1 white king side (the rook on the h-side of
-the king), 2 white queen side (a-side), 4 black king side, 8 black queen side; bits 4-15
-hold the files of those rooks, 3 bits per right, as offsets from the standard rook (king
-side: ``7 - file``, queen side: ``file``) and 0 when the right is absent. So standard
-chess has only the values 0..15, and a chess960 position keeps its castling rooks.
-
-``ep`` holds the en-passant target square only when an en-passant capture is legal
-(python-chess's transposition-key rule), else -1; so two positions are the same for
-repetition exactly when all fields but ``rule50``/``fullmove`` match.
-"""
+"""The records every rules backend shares (numpy only: no python-chess, no jax)."""
 
 from __future__ import annotations
 

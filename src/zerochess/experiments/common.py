@@ -36,13 +36,13 @@ from zerochess.games.openings import build_openings
 from zerochess.games.players import RULES, get_model
 from zerochess.games.records import read_games_csv
 from zerochess.games.run import play_into
-from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import game_seed
 from zerochess.games.stats import (
     MatchResult,
     decisive_over_draws_interval,
     format_interval,
 )
+from zerochess.runs import prepare_run_dir, write_json
 from zerochess.validation import as_choice, as_count, as_seed, as_text
 
 if TYPE_CHECKING:

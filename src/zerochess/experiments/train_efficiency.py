@@ -48,8 +48,8 @@ from zerochess.experiments.common import (
 )
 from zerochess.games.config import as_int, check_keys
 from zerochess.games.loop import RunStats
-from zerochess.games.rundir import write_json
 from zerochess.games.seeding import derive_seed
+from zerochess.runs import write_json
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, network_match, run_training, trained_params
 from zerochess.training.selfplay_data import Player

@@ -1,22 +1,5 @@
 """Mid-game checkpoints: the games still being played when a run stops are continued, not
-replayed from the start.
-
-A game's moves derive from (run seed, game index, ply) only (``games.seeding``), so a game
-restored at ply k with its first k plies plays on exactly as it would have. The run folder
-keeps ``unfinished.json``: for each game in play, what identifies it (index, seed,
-players, opening, start position, tags) and its moves so far with their search statistics
-(the PGN comments), so a resumed run writes the same ``games.pgn`` and ``games.csv`` as an
-uninterrupted one.
-
-The file is rewritten whole (a temporary file, then an atomic rename) at most every
-``interval`` seconds during play, and at once when play stops (end of the run, Ctrl-C,
-an error): a hard kill loses at most ``interval`` seconds of the games in play. A game is
-checkpointed only when its continuation is exact: both players are zerochess searchers
-without tree reuse (a reused tree is not saved); external engines, and the clocks only
-they have (wall time), are not reproducible. Other games, and any saved game that does
-not match its spec or whose moves do not replay (a damaged or foreign file), start again
-from their opening, with a note.
-"""
+replayed from the start."""
 
 from __future__ import annotations
 

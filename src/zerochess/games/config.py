@@ -1,64 +1,5 @@
 """Config schema for games: players, openings, self-play and match runs (YAML; unknown
-keys are a ``ConfigError`` that names them).
-
-A self-play config (``zerochess selfplay --config FILE``)::
-
-    name: selfplay_tiny        # run name (default: the file's stem)
-    model: builtin             # "builtin", "resnet:BxF[:seed]" or an lc0 .pb.gz path
-    seed: 0                    # every random choice derives from it
-    games: 8                   # number of games
-    batch_size: 8              # search trees per batched step (fixed for the run)
-    max_plies: 80              # move cap: adjudicated draw after this many plies (null: none)
-    alternate_colors: false    # swap white/black every second game (openings paired)
-    pgn_comments: true         # per-move search stats in PGN comments
-    shrink_tail: null          # smaller batches once the queue is empty (null: auto)
-    openings: {type: startpos} # see OpeningSpec
-    player: {...}              # both sides, or `white:` and `black:` (see PlayerSpec)
-
-A match config (``zerochess match --config FILE``) has the same run-level keys (without
-``alternate_colors``: colours always alternate, each opening is played once with each
-colour) and two players; results are reported from player1's point of view::
-
-    name: sc5_vs_puct
-    games: 20                  # total; game 2k has player1 as white, 2k + 1 player2
-    max_plies: 200
-    player1: {name: sc5, nodes: 100, search: {n_scl: 5}, temperature: sc}
-    player2: {name: maia1900, engine: {kind: lc0, weights: maia-1900, nodes: 1}}
-
-A match between UCI engines can be played on real clocks: ``time_control: 10+0.1``
-(base + increment per side, in seconds; an engine's own ``time_control`` overrides it).
-Both players must then be engines (``engine: {kind: zerochess}`` is ``zerochess uci``);
-games are played one at a time, each move's wall time is charged to the mover's clock
-(``[%clk]`` / ``[%emt]`` in the PGN), a move past the clock loses on time
-(``time_forfeit``), and the run folder gets the time-use table and plot::
-
-    time_control: 10+0.1
-    player1: {name: zerochess, engine: {kind: zerochess, weights: maia-1900}}
-    player2: {name: lc0, engine: {kind: lc0, weights: maia-1900}}
-
-A player (``PlayerSpec``)::
-
-    name: puct                 # the PGN White/Black name
-    nodes: 32                  # simulations per move
-    search: {cpuct: 1.745, n_scl: 5, ...}     # SearchConfig keys (lc0 names)
-    temperature: {temperature: 0.7, decay_moves: 5, endgame_temperature: 0.1}
-                               # TemperatureSchedule keys, a number (constant) or a preset
-                               # name: none, tau1, tau2, sc (see TEMPERATURE_PRESETS)
-    engine: {...}              # instead of search: an external UCI engine (EngineSpec)
-
-Openings (``OpeningSpec``)::
-
-    type: startpos | fens | epd | book | odds | random
-    fens: [FEN, ...]           # type fens (or `file:` with one FEN per line)
-    file: path                 # fens / epd / book (polyglot .bin)
-    book_plies: 8              # book: plies drawn from the book (weighted, seeded);
-                               # random: at most this many uniformly random legal plies
-                               # from the start (the count uniform in 0..book_plies)
-    piece: queen               # odds: queen | rook | knight (removed from the standard start)
-    side: white                # odds: the side without the piece (white | black; in a
-                               # match also player1 | player2)
-    shuffle: false             # seeded shuffle of a FEN/EPD list
-"""
+keys are a ``ConfigError`` that names them)."""
 
 from __future__ import annotations
 
@@ -70,6 +11,7 @@ from typing import Any
 
 from zerochess.errors import ConfigError, quote
 from zerochess.games.clocks import TimeControl
+from zerochess.runs import asdict_plain
 from zerochess.search import SearchConfig, TemperatureSchedule
 from zerochess.user_files import check_user_file
 from zerochess.validation import MAX_INT32, as_count, as_flag, as_real, as_seed, as_text
@@ -181,20 +123,6 @@ def temperature_from_value(value: Any, where: str) -> TemperatureSchedule:
         return TemperatureSchedule(**value)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
-
-
-def asdict_plain(obj: Any) -> dict[str, Any]:
-    """A dataclass as a plain YAML-friendly dict (nested dataclasses and tuples, e.g.
-    ``SearchConfig.hybrid_ratio_schedule``'s pairs, become dicts and lists)."""
-    return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return asdict_plain(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _name(value: Any, where: str) -> str:

@@ -1,48 +1,14 @@
-"""The game loop on the device: a batch of games as one compiled ``lax.scan`` over plies.
-
-``play_games(..., rules="device")`` comes here when every player is a zerochess search
-of one network (one set of parameters; no engine, no clock, no tree reuse). Each ply
-every slot's position is searched (``search.compiled.search``, device rules, each tree
-with its player's ``SearchParams`` and node count), a move is chosen and played on the
-device (``zerochess.env``), the game's end is decided there, and a finished game's slot
-takes the next game of the queue at once. The host only runs between calls of
-``plies_per_call`` plies: it writes the finished games, saves the games in play
-(``games.checkpoints``) and prepares the next queue games.
-
-The games are the host loop's (``games.loop``), move for move, because every choice is
-made as the host makes it:
-
-- the trees: the same search program as ``Searcher(rules="device")``, whose trees equal
-  the host rules' (L = 1, the tree size and edge pool of ``get_searcher``), each seeded
-  with ``tree_key(search_seed(game seed, ply), 0)``, the key the host loop gives it;
-- the move: lc0's ``GetBestChildWithTemperature`` as ``SearchResult.choose_move`` computes
-  it, with the uniform number that ``move_rng(game seed, ply)`` draws first (numpy's
-  ``Generator.choice`` draws one ``random()`` and searches the normalised cumulative
-  weights). The host prepares the seeds and uniforms of the plies a call can reach;
-- the end: python-chess's ``outcome(claim_draw=True)``, then the move cap, as
-  ``records.game_end`` decides it; draw claims (fifty moves, threefold repetition) by
-  ``chess.device.claims``.
-
-What can differ is rounding: the move choice's weights are float32 here and float64 on
-the host, so a uniform within ~1e-7 of a boundary between two moves' weights could pick
-the other move; and the network runs on batches of other sizes here (every slot of the
-scan, idle ones included), on which XLA may round its sums otherwise, so the trees'
-values (Q, D; the PGN comments' numbers and the examples' value fields) can differ in
-their last bits. A near-tie of two children could then be broken otherwise. In the
-tests and benchmarks every game was the host's. The host checks each game's end with
-python-chess when the device ends it.
-"""
+"""The scan ply source of ``games.loop.play_games``: a batch of games as one compiled
+``lax.scan`` over plies on the device rules (``ScanSource``). When it serves a run and
+why its games are the host source's: docs/DESIGN.md, "One game loop, two ply sources"."""
 
 from __future__ import annotations
 
 import collections
-import dataclasses
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-import chess
 import chex
 import jax
 import jax.numpy as jnp
@@ -50,42 +16,35 @@ import numpy as np
 
 from zerochess.chess.device import claims
 from zerochess.chess.device.position import compact, insufficient_material
-from zerochess.chess.policy_map import MAX_LEGAL_MOVES, index_to_move
+from zerochess.chess.planes import compact_planes
+from zerochess.chess.policy_map import index_to_move
 from zerochess.chess.types import GameStatus
 from zerochess.env import Env, State, start_states
 from zerochess.games.config import PlayerSpec
-from zerochess.games.records import MOVE_CAP, MoveStat, game_end
+from zerochess.games.plies import (
+    PV_MOVES,
+    Advance,
+    PlyRecord,
+    SearchedPosition,
+    move_stat,
+    searched_position,
+)
+from zerochess.games.records import MOVE_CAP, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search.compiled import roots_with_keys, search
-from zerochess.search.config import stack_configs
-from zerochess.search.results import TemperatureSchedule, decode_line
-from zerochess.search.view import best_child_slot, root_view
-
-PV_MOVES = 3  # plies of the best move's continuation kept for the PGN comment (pv: 1 + 3)
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchedPosition:
-    """What the search of one position gave, for training examples (host, numpy)."""
-
-    plane_bits: np.ndarray  # uint8 [112, 8] lc0's input planes, mask form
-    plane_values: np.ndarray  # float32 [112]
-    policy_index: np.ndarray  # int16 [218] the legal moves (1858 indices, -1 padded)
-    policy_target: np.ndarray  # float32 [218] visit fractions (uniform when none)
-    root_wl: float  # root W - L and D, side to move
-    root_d: float
-    best_wl: float  # the best move's W - L and D
-    best_d: float
-    white_to_move: bool
-    move_index: int  # index of the move played from here in the game record
-
+from zerochess.search.move_choice import choose_slot, temperature_table
+from zerochess.search.params import stack_configs
+from zerochess.search.results import decode_line
+from zerochess.search.tree_keys import fold_key
+from zerochess.search.view import best_child_slot, best_or_prior, root_scores, root_view
 
 PositionHook = Callable[[Any, SearchedPosition], None]
 """``on_position(game_spec, position)``: called for every searched position."""
 
 
-class PlyRecord(NamedTuple):
-    """What one ply of the scan writes for every slot, [P, B, ...] after the scan."""
+class ScanPlies(NamedTuple):
+    """What one ply of the scan writes for every slot, [P, B, ...] after the scan (each
+    slot's ply becomes a ``plies.PlyRecord`` on the host)."""
 
     row: chex.Array  # int32 the game's table row (-1: the slot is idle)
     action: chex.Array  # int32 the move played (lc0 1858 index)
@@ -149,49 +108,10 @@ def _game_ply(pos: Any) -> chex.Array:
     return (2 * (pos.fullmove - 1) + (pos.turn == 0)).astype(jnp.int32)
 
 
-def _planes_compact(observation: chex.Array) -> tuple[chex.Array, chex.Array]:
-    """lc0's mask-and-value form of float32 [112, 8, 8] planes (``compact_planes``)."""
-    flat = observation.reshape(112, 64)
-    mask = flat != 0
-    values = jnp.max(jnp.abs(flat), axis=1) * jnp.sign(jnp.sum(flat, axis=1))
-    bits = jnp.sum(jnp.where(mask.reshape(112, 8, 8), 1 << jnp.arange(8, dtype=jnp.int32), 0),
-                   axis=2).astype(jnp.uint8)
-    return bits, values.astype(jnp.float32)
-
-
-def choose_slot(visits: chex.Array, q: chex.Array, valid: chex.Array, best: chex.Array,
-                temperature: chex.Array, offset: chex.Array, cutoff: chex.Array,
-                u: chex.Array) -> chex.Array:
-    """``SearchResult.choose_move`` for one root: the slot to play.
-
-    Args:
-      visits: int [K] child visits; q: float32 [K] child Q (NaN unvisited); valid: bool
-        [K] the legal moves' slots; best: the best slot.
-      temperature, offset, cutoff: the schedule's T, visit offset and value cutoff / 50.
-      u: the uniform in [0, 1) that the host's generator draws first.
-    """
-    n = jnp.where(valid, visits.astype(jnp.float32) + offset, -jnp.inf)
-    max_n = jnp.max(n)
-    qq = jnp.where(jnp.isnan(q) | ~valid, -jnp.inf, q)
-    ok = valid & (qq >= qq[jnp.argmax(n)] - cutoff)
-    weights = jnp.where(ok, jnp.power(jnp.maximum(n / max_n, 0.0),
-                                      1.0 / jnp.maximum(temperature, 1e-30)), 0.0)
-    cdf = jnp.cumsum(weights)
-    pick = jnp.searchsorted(cdf / cdf[-1], u, side="right").astype(jnp.int32)
-    pick = jnp.minimum(pick, visits.shape[0] - 1)
-    return jnp.where((temperature <= 0) | (max_n <= 0) | (cdf[-1] <= 0), best, pick)
-
-
-def _search_key(seed: chex.Array) -> chex.Array:
-    """``tree_key(seed, 0)``: the key a host-loop tree with this seed draws from."""
-    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed.astype(jnp.uint32)]))
-    return jax.random.key_data(jax.random.fold_in(base, 0))
-
-
 def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_nodes: int,
               edges_per_node: int, max_plies: int | None):
     """The compiled scan: ``run(model_params, states, rows, moves, tables, players) ->
-    ((states, rows, moves, next_row), PlyRecord [plies, B])``.
+    ((states, rows, moves, next_row), ScanPlies [plies, B])``.
 
     ``rows`` int32 [B]: each slot's table row (-1 idle); ``moves`` int32 [B]: the moves
     of each slot's game so far (the cap counts them)."""
@@ -207,7 +127,7 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
         white = states.position.turn == 1
         mover = jnp.where(white, tables.white[row], tables.black[row])
         params = jax.tree.map(lambda a: a[mover], players.params)
-        keys = jax.vmap(_search_key)(tables.seeds[row, col])
+        keys = jax.vmap(fold_key, in_axes=(0, None))(tables.seeds[row, col], 0)
         roots = roots_with_keys(states, keys)
         limits = jnp.where(active, players.nodes[mover], 0)
         out = search(model_params, roots, params, num_simulations, apply_fn=model.apply,
@@ -219,14 +139,13 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
             tree, out.state.params, out.state.root_policy, jnp.maximum(best, 0)[:, None],
             PV_MOVES)
         valid = jnp.arange(out.legal.shape[1])[None, :] < roots.num_legal[:, None]
-        best = jnp.where(best >= 0, best, jnp.argmax(
-            jnp.where(valid, view["prior"], -jnp.inf), axis=1).astype(jnp.int32))
+        best = best_or_prior(best, view["prior"], valid)
         temp = players.temperature[mover, jnp.minimum(ply, players.temperature.shape[1] - 1)]
         slot = jax.vmap(choose_slot)(view["visits"], view["q"], valid, best, temp,
                                      players.visit_offset[mover], players.cutoff[mover],
                                      tables.uniforms[row, col])
         action = jnp.take_along_axis(out.legal, slot[:, None], axis=1)[:, 0].astype(jnp.int32)
-        bits, values = jax.vmap(_planes_compact)(states.observation)
+        bits, values = compact_planes(states.observation, jnp)
         after = jax.vmap(env.step)(states, action)
         legal_after, num_after = jax.vmap(compact)(after.legal_action_mask)
         claim = claims.draw_claims(after.position, legal_after.astype(jnp.int16), num_after,
@@ -239,7 +158,7 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
         capped = moves + 1 >= cap
         ended = active & ((end != GameStatus.ONGOING) | capped)
         take = best[:, None]
-        record = PlyRecord(
+        record = ScanPlies(
             row=jnp.where(active, rows, -1), action=action, ended=ended, end=end,
             num_legal=roots.num_legal.astype(jnp.int32), legal=out.legal, visits=view["visits"],
             best_slot=best, played_slot=slot, pv=view["pv"][:, 0],
@@ -271,20 +190,13 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
     return run
 
 
-def _horizon(schedule: TemperatureSchedule) -> int:
-    """Plies after which ``schedule.at`` no longer changes."""
-    return 2 * max(schedule.cutoff_move, schedule.decay_delay_moves + schedule.decay_moves) + 3
-
-
 def stack_players(specs: Sequence[PlayerSpec], model: Any) -> Players:
     """The players' per-move settings as device arrays."""
-    length = max(_horizon(p.temperature) for p in specs)
     return Players(
         params=stack_configs([p.search for p in specs], model.has_moves_left,
                              model.mate_check),
         nodes=jnp.asarray([p.nodes for p in specs], jnp.int32),
-        temperature=jnp.asarray([[p.temperature.at(k) for k in range(length)]
-                                 for p in specs], jnp.float32),
+        temperature=jnp.asarray(temperature_table([p.temperature for p in specs])),
         visit_offset=jnp.asarray([p.temperature.visit_offset for p in specs], jnp.float32),
         cutoff=jnp.asarray([p.temperature.value_cutoff / 50.0 for p in specs], jnp.float32))
 
@@ -324,193 +236,131 @@ def _scan(model: Any, *shape: Any) -> tuple[Callable, bool]:
     return _SCANS[key], fresh
 
 
-def play_games_on_device(
-    queue: collections.deque,
-    players: Mapping[str, PlayerSpec],
-    model: Any,
-    model_params: Any,
-    *,
-    batch_size: int,
-    max_plies: int | None,
-    max_nodes: int,
-    edges_per_node: int,
-    new_live: Callable[[Any], Any],
-    finish: Callable[[Any], None],
-    stats: Any,
-    on_step: Callable[[int], None],
-    stop: Callable[[], bool],
-    checkpoint: Callable[[list[Any], bool], None],
-    on_position: PositionHook | None = None,
-    plies_per_call: int = 16,
-) -> None:
-    """Play the games of ``queue`` (``GameSpec``s) on the device (see the module docstring).
+class ScanSource:
+    """The scan's ply source: ``plies_per_call`` plies of every slot a call, on the
+    device, a finished game's slot taking the next ``pending`` game there."""
 
-    The host loop (``games.loop.play_games``) owns the run; it hands over how a game
-    starts (``new_live(spec)``: its ``_Live``, continued from a checkpoint when saved),
-    ends (``finish(live)``), how a call is counted (``stats``, ``on_step(games)``), when
-    to stop (``stop()``) and how the games in play are saved (``checkpoint(lives,
-    force)``). ``max_nodes`` and ``edges_per_node``: the trees of ``get_searcher``.
-    """
-    names = sorted({n for s in queue for n in (s.white, s.black)})
-    if not names:
-        return
-    index = {n: i for i, n in enumerate(names)}
-    table = stack_players([players[n] for n in names], model)
-    batch, plies = batch_size, plies_per_call
-    run, fresh = _scan(model, batch, plies, max_nodes - 1, max_nodes, edges_per_node,
-                       max_plies)
-    draws = _Draws()
-    cached: dict[int, State] = {}  # start states of games not yet in a slot, by game index
-    slots: list[Any] = [None] * batch
-    pending: collections.deque[Any] = collections.deque()  # the next games, rows B...
-    slot_states: State | None = None
-    t0 = time.perf_counter()
-    prev = 0.0
+    def __init__(self, names: Sequence[str], players: Mapping[str, PlayerSpec], model: Any,
+                 model_params: Any, *, batch_size: int, max_plies: int | None,
+                 max_nodes: int, edges_per_node: int,
+                 on_position: PositionHook | None = None, plies_per_call: int = 16) -> None:
+        names = sorted(names)
+        self.players, self.model_params, self.on_position = players, model_params, on_position
+        self.index = {n: i for i, n in enumerate(names)}
+        self.table = stack_players([players[n] for n in names], model)
+        self.batch, self.plies, self.max_plies = batch_size, plies_per_call, max_plies
+        self.lookahead = batch_size  # the queued games the scan can refill slots with
+        self.run, self.fresh = _scan(model, batch_size, plies_per_call, max_nodes - 1,
+                                     max_nodes, edges_per_node, max_plies)
+        self.draws = _Draws()
+        self.cached: dict[int, State] = {}  # start states of games not yet in a slot
+        self.in_slot: list[Any] = [None] * batch_size  # the games slot_states holds
+        self.slot_states: State | None = None
 
-    def next_live() -> Any | None:
-        # a game over before its first search (or at the cap) is recorded at once
-        while queue:
-            live = new_live(queue.popleft())
-            if live.check_end(max_plies):
-                finish(live)
-                continue
-            return live
-        return None
-
-    def states_of(lives: list[Any]) -> State:
-        missing = [lv for lv in lives if lv.spec.index not in cached]
+    def _states(self, lives: list[Any]) -> State:
+        missing = [lv for lv in lives if lv.spec.index not in self.cached]
         if missing:
             made = start_states([lv.board for lv in missing])
             for k, lv in enumerate(missing):
-                cached[lv.spec.index] = jax.tree.map(lambda a, k=k: a[k:k + 1], made)
+                self.cached[lv.spec.index] = jax.tree.map(lambda a, k=k: a[k:k + 1], made)
         return jax.tree.map(lambda *xs: np.concatenate(xs),
-                            *[cached[lv.spec.index] for lv in lives])
+                            *[self.cached[lv.spec.index] for lv in lives])
 
-    try:
-        while not stop():
-            placed = []  # slots given a game here (their state comes from the host)
+    def advance(self, slots: list[Any], pending: collections.deque, more: bool) -> Advance:
+        """Play one call of plies; ``slots`` and ``pending`` change as the games moved."""
+        batch, plies = self.batch, self.plies
+        filler = next(s for s in slots if s is not None)
+        rows_live = list(slots) + list(pending) + [None] * (batch - len(pending))
+        host = [i for i in range(batch) if self.slot_states is None
+                or (slots[i] is not None and slots[i] is not self.in_slot[i])]
+        new = self._states([slots[i] if slots[i] is not None else filler for i in host]
+                           ) if host else None
+        if self.slot_states is None:
+            self.slot_states = jax.tree.map(jnp.asarray, new)
+        elif host:
+            at = np.asarray(host, np.int32)
+            self.slot_states = jax.tree.map(lambda a, b, at=at: a.at[at].set(b),
+                                            self.slot_states, new)
+        for i in host:
+            if slots[i] is not None:
+                self.cached.pop(slots[i].spec.index, None)
+        queued = self._states([lv if lv is not None else filler for lv in rows_live[batch:]])
+        windows = [self.draws.window(lv.spec.seed, lv.board.ply(), plies) if lv is not None
+                   else (np.zeros(plies, np.uint32), np.zeros(plies, np.float32))
+                   for lv in rows_live]
+        tables = Tables(
+            base_ply=jnp.asarray([lv.board.ply() if lv is not None else 0
+                                  for lv in rows_live], jnp.int32),
+            seeds=jnp.asarray(np.stack([w[0] for w in windows])),
+            uniforms=jnp.asarray(np.stack([w[1] for w in windows])),
+            white=jnp.asarray([self.index[lv.spec.white] if lv is not None else 0
+                               for lv in rows_live], jnp.int32),
+            black=jnp.asarray([self.index[lv.spec.black] if lv is not None else 0
+                               for lv in rows_live], jnp.int32),
+            moves=jnp.asarray([len(lv.moves) if lv is not None else 0
+                               for lv in rows_live], jnp.int32),
+            count=jnp.int32(len(pending)), queue=jax.tree.map(jnp.asarray, queued))
+        rows = jnp.asarray([i if slots[i] is not None else -1 for i in range(batch)],
+                           jnp.int32)
+        step = Advance()
+        ts = time.perf_counter()
+        step.compiled, self.fresh = self.fresh, False  # a new scan's first call compiles it
+        (self.slot_states, rows_after, _, used), records = self.run(
+            self.model_params, self.slot_states, rows, tables.moves[:batch], tables,
+            self.table)
+        records = jax.device_get(records)
+        if step.compiled:
+            step.compile_seconds = time.perf_counter() - ts
+        for p in range(plies):  # the host replays what the device played
             for i in range(batch):
-                if slots[i] is None:
-                    slots[i] = pending.popleft() if pending else next_live()
-                    if slots[i] is not None:
-                        placed.append(i)
-            while len(pending) < batch:
-                live = next_live()
-                if live is None:
-                    break
-                pending.append(live)
-            if all(s is None for s in slots):
-                break
-            filler = next(s for s in slots if s is not None)
-            rows_live = list(slots) + list(pending) + [None] * (batch - len(pending))
-            host = [i for i in range(batch) if slot_states is None or i in placed]
-            new = states_of([slots[i] if slots[i] is not None else filler for i in host]
-                            ) if host else None
-            if slot_states is None:
-                slot_states = jax.tree.map(jnp.asarray, new)
-            elif host:
-                at = np.asarray(host, np.int32)
-                slot_states = jax.tree.map(lambda a, b, at=at: a.at[at].set(b), slot_states,
-                                           new)
-            for i in host:
-                if slots[i] is not None:
-                    cached.pop(slots[i].spec.index, None)
-            queued = states_of([lv if lv is not None else filler for lv in rows_live[batch:]])
-            windows = [draws.window(lv.spec.seed, lv.board.ply(), plies) if lv is not None
-                       else (np.zeros(plies, np.uint32), np.zeros(plies, np.float32))
-                       for lv in rows_live]
-            tables = Tables(
-                base_ply=jnp.asarray([lv.board.ply() if lv is not None else 0
-                                      for lv in rows_live], jnp.int32),
-                seeds=jnp.asarray(np.stack([w[0] for w in windows])),
-                uniforms=jnp.asarray(np.stack([w[1] for w in windows])),
-                white=jnp.asarray([index[lv.spec.white] if lv is not None else 0
-                                   for lv in rows_live], jnp.int32),
-                black=jnp.asarray([index[lv.spec.black] if lv is not None else 0
-                                   for lv in rows_live], jnp.int32),
-                moves=jnp.asarray([len(lv.moves) if lv is not None else 0
-                                   for lv in rows_live], jnp.int32),
-                count=jnp.int32(len(pending)), queue=jax.tree.map(jnp.asarray, queued))
-            rows = jnp.asarray([i if slots[i] is not None else -1 for i in range(batch)],
-                               jnp.int32)
-            ts = time.perf_counter()
-            compiling, fresh = fresh, False  # the first call of a new scan compiles it
-            (slot_states, rows_after, _, used), records = run(
-                model_params, slot_states, rows, tables.moves[:batch], tables, table)
-            records = jax.device_get(records)
-            if compiling:
-                stats.compile_seconds += time.perf_counter() - ts
-            games_before = stats.games
-            positions = nodes = 0
-            for p in range(plies):  # the host replays what the device played
-                for i in range(batch):
-                    r = int(records.row[p, i])
-                    if r < 0:
-                        continue
-                    live = rows_live[r]
-                    player = players[live.mover()]
-                    positions += 1
-                    nodes += player.nodes
-                    _replay(live, player, records, p, i, on_position)
-                    if records.ended[p, i]:
-                        _check_end(live, int(records.end[p, i]), max_plies)
-                        finish(live)
-                        draws.forget(live.spec.seed)
-            for _ in range(int(used)):
-                cached.pop(pending.popleft().spec.index, None)
-            slots = [rows_live[int(r)] if r >= 0 else None for r in np.asarray(rows_after)]
-            stats.positions += positions
-            stats.nodes += nodes
-            now = time.perf_counter() - t0
-            stats.steps.append((now, positions, nodes, now - prev, compiling))
-            prev = now
-            checkpoint([s for s in slots if s is not None], False)
-            on_step(stats.games - games_before)
-    finally:  # the games in play (the queued ones have not begun)
-        checkpoint([s for s in slots if s is not None], True)
+                r = int(records.row[p, i])
+                if r < 0:
+                    continue
+                live = rows_live[r]
+                player = self.players[live.mover()]
+                step.positions += 1
+                step.nodes += player.nodes
+                _replay(live, player, records, p, i, self.on_position)
+                if records.ended[p, i]:
+                    _check_end(live, int(records.end[p, i]), self.max_plies)
+                    step.finished.append(live)
+                    self.draws.forget(live.spec.seed)
+        for _ in range(int(used)):
+            self.cached.pop(pending.popleft().spec.index, None)
+        slots[:] = [rows_live[int(r)] if r >= 0 else None for r in np.asarray(rows_after)]
+        self.in_slot = list(slots)
+        return step
+
+    def close(self) -> None:
+        pass
 
 
-def _replay(live: Any, player: PlayerSpec, rec: PlyRecord, p: int, i: int,
+def _replay(live: Any, player: PlayerSpec, rec: ScanPlies, p: int, i: int,
             on_position: PositionHook | None) -> None:
     """Play ply ``p`` of slot ``i`` on the game's python-chess board, with its comment."""
     board = live.board
-    ply = board.ply()
     m = int(rec.num_legal[p, i])
     visits = rec.visits[p, i, :m].astype(np.int64)
-    total = visits.sum()
-    best, played = int(rec.best_slot[p, i]), int(rec.played_slot[p, i])
+    best = int(rec.best_slot[p, i])
     legal = rec.legal[p, i, :m]
     move = index_to_move(board, int(rec.action[p, i]))
-    best_move = index_to_move(board, int(legal[best]))
-    pv = [best_move]
+    pv = [index_to_move(board, int(legal[best]))]
     if visits[best] > 0:  # as ``results_from_view`` reads a visited move's continuation
         after = board.copy(stack=False)
-        after.push(best_move)
+        after.push(pv[0])
         pv += decode_line(after, rec.pv[p, i])
-    root_wl, root_d = float(rec.root_wl[p, i]), float(rec.root_d[p, i])
-    draw = float(player.search.draw_score)
-    temperature = player.temperature.at(ply)
-    share = (lambda s: float(visits[s] / total) if total else math.nan)  # noqa: E731
-    stat = MoveStat(
-        source="search", nodes=int(rec.root_visits[p, i]),
-        q=root_wl + float(np.float32(draw)) * root_d,
-        wdl=((1 + root_wl - root_d) / 2, root_d, (1 - root_wl - root_d) / 2),
-        best=best_move.uci(), best_share=share(best), played_share=share(played),
-        temperature=float(temperature), pv=tuple(mv.uci() for mv in pv[:1 + PV_MOVES]),
-        reused=0)
+    q, wdl = root_scores(float(rec.root_wl[p, i]), float(rec.root_d[p, i]),
+                         float(np.float32(player.search.draw_score)))
+    ply = PlyRecord(
+        visits=visits, best=best, played=move, pv=tuple(pv[:1 + PV_MOVES]),
+        root_visits=int(rec.root_visits[p, i]), q=q, wdl=wdl,
+        best_wl=float(rec.best_wl[p, i]), best_d=float(rec.best_d[p, i]),
+        temperature=float(player.temperature.at(board.ply())),
+        played_slot=int(rec.played_slot[p, i]), legal=legal,
+        plane_bits=rec.plane_bits[p, i].copy(), plane_values=rec.plane_values[p, i].copy())
     if on_position is not None:
-        index = np.full(MAX_LEGAL_MOVES, -1, np.int16)
-        target = np.zeros(MAX_LEGAL_MOVES, np.float32)
-        index[:m] = legal
-        target[:m] = visits / total if total > 0 else 1.0 / m
-        wdl = stat.wdl
-        assert wdl is not None
-        on_position(live.spec, SearchedPosition(
-            plane_bits=rec.plane_bits[p, i].copy(), plane_values=rec.plane_values[p, i].copy(),
-            policy_index=index, policy_target=target, root_wl=wdl[0] - wdl[2], root_d=wdl[1],
-            best_wl=float(rec.best_wl[p, i]), best_d=float(rec.best_d[p, i]),
-            white_to_move=board.turn == chess.WHITE, move_index=len(board.move_stack)))
-    live.push(move, stat)
+        on_position(live.spec, searched_position(ply, board))
+    live.push(move, move_stat(ply))
 
 
 def _check_end(live: Any, end: int, max_plies: int | None) -> None:
@@ -529,6 +379,6 @@ _TERMINATIONS = {GameStatus.CHECKMATE: "checkmate", GameStatus.STALEMATE: "stale
                  GameStatus.RULE50: "fifty_moves", GameStatus.REPETITION: "threefold_repetition"}
 
 
-__all__ = ["PlyRecord", "PositionHook", "SearchedPosition", "can_play", "choose_slot",
-           "make_scan", "play_games_on_device", "stack_players"]
+__all__ = ["PositionHook", "ScanPlies", "ScanSource", "can_play",
+           "make_scan", "stack_players"]
 

@@ -1,29 +1,12 @@
-"""The batched game loop: many games advance together, one batched search per ply.
-
-Each batch slot holds one live game; every step searches the position of every
-live game whose side to move is a zerochess player (each tree with its own
-``SearchConfig``; a fresh tree every move, or, for a player with ``tree_reuse``, its own
-tree of its previous move advanced by the two plies since: search-contempt trees are
-asymmetric, so the players never share one),
-picks a move per game with that player's temperature schedule, and pushes it.
-Finished games are written at once and free their slot for the next queued game.
-The batch shape is fixed for a run (idle slots are padded with a copy of a live
-position and ignored), with an optional step down to smaller compiled batch sizes
-when the queue is empty so that the tail of a run keeps its throughput.
-
-Determinism: the search seed and the move-choice generator of a move derive from
-(run seed, game index, ply) only, so a game does not depend on which slot it ran
-in, on the batch size, or on which other games were running (and a resumed run
-replays exactly the games an uninterrupted one would have played), given a
-searcher whose per-tree results depend only on that tree's position, config and seed.
-With mid-game checkpoints (``games.checkpoints``) the games in play when a run stopped
-continue from their saved moves instead of from their openings, with the same result.
-"""
+"""The batched game loop: ``play_games`` runs the queue, the slots, the writer and the
+checkpoints, and a ply source (the host's ``_HostPlies`` or ``device_loop.ScanSource``)
+advances the slots; docs/DESIGN.md ("One game loop, two ply sources") draws it."""
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import math
 import sys
 import time
@@ -43,14 +26,16 @@ from zerochess.games.players import (
     EngineFailure,
     EnginePlayer,
     ReusedTree,
-    SearchBackend,
+    SearcherPool,
     edges_per_node_for,
-    search_stat,
 )
+from zerochess.games.plies import Advance, from_result, move_stat, searched_position
 from zerochess.games.records import GameRecord, GameWriter, MoveStat, game_end
 from zerochess.games.seeding import move_rng, search_seed
 from zerochess.search import SearchResult
 from zerochess.search.api import default_rules
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,6 +294,7 @@ def play_games(
     rules: str | None = None,
     on_position: Callable[[GameSpec, Any], None] | None = None,
     plies_per_call: int = 16,
+    scan: bool | None = None,
 ) -> tuple[list[GameRecord], RunStats]:
     """Play ``specs`` (minus ``skip`` and games the writer already holds), batched.
 
@@ -337,8 +323,11 @@ def play_games(
     engine, no tree reuse) run as one compiled scan over plies (``games.device_loop``:
     the same games, ``plies_per_call`` plies per call, the host writing and saving
     between calls), unless the caller gives ``on_search`` without ``on_position`` (the
-    scan has no ``SearchResult`` to give); ``on_position`` gets every position searched
-    there (``device_loop.SearchedPosition``). Other games run here, step by step.
+    scan has no ``SearchResult`` to give). Other games run here, step by step.
+    ``on_position(game, position)``: every searched position's training data
+    (``plies.SearchedPosition``), the same from either loop.
+    ``scan``: True requires the device scan (a ``ConfigError`` says why it cannot serve),
+    False keeps the games on this loop; None (default) takes the scan where it serves.
     """
     skip = set(skip) | (writer.completed if writer is not None else set())
     queue = collections.deque(sorted((s for s in specs if s.index not in skip),
@@ -361,21 +350,19 @@ def play_games(
     max_nodes = max_nodes or nodes_needed
     if shrink_tail is None:  # each extra batch size costs a compile: worth it on long runs
         shrink_tail = len(queue) >= 4 * batch_size
-    backends: dict[int, SearchBackend] = {}
+    pools: dict[int, SearcherPool] = {}
     for m in searchers.values():
-        if id(m) not in backends:
-            backends[id(m)] = SearchBackend(m, batch_size, max_nodes, shrink_tail=shrink_tail,
-                                            rules=rules)
-    engines: dict[str, EnginePlayer] = {}
+        if id(m) not in pools:
+            pools[id(m)] = SearcherPool(m, batch_size, max_nodes, shrink_tail=shrink_tail,
+                                        rules=rules)
     slots: list[_Live | None] = [None] * batch_size
+    pending: collections.deque[_Live] = collections.deque()  # started, not yet in a slot
     records: list[GameRecord] = []
     stats = RunStats()
     bar = _Progress(len(specs), len(specs) - len(queue), description, progress)
     t0 = time.perf_counter()
     recent: collections.deque[tuple[float, int, int]] = collections.deque(maxlen=50)
     prev_now = 0.0
-
-    kept: dict[tuple[int, str, bool], ReusedTree] = {}  # trees of tree_reuse players
     owned = [s.index for s in specs]
 
     def checkpoint(force: bool) -> None:
@@ -383,15 +370,7 @@ def play_games(
             checkpoints.save([lv.saved() for lv in slots if lv is not None
                               and lv.result is None and lv.checkpointed], owned, force)
 
-    def finish(i: int) -> None:
-        live = slots[i]
-        assert live is not None
-        finish_live(live)
-        slots[i] = None
-
-    def finish_live(live: _Live) -> None:
-        for key in [k for k in kept if k[0] == live.spec.index]:
-            del kept[key]
+    def finish(live: _Live) -> None:
         rec = live.record(max_plies)
         if writer is not None:
             writer.write(rec)
@@ -400,96 +379,63 @@ def play_games(
         records.append(rec)
         stats.games += 1
 
-    def network(name: str) -> tuple[SearchBackend, Any]:
+    def next_live() -> _Live | None:
+        # a game over before its first search (or at the cap) is recorded at once
+        while queue:
+            live = _Live(queue.popleft(), players, checkpoints)
+            if not live.check_end(max_plies):
+                return live
+            finish(live)
+        return None
+
+    def network(name: str) -> tuple[SearcherPool, Any]:
         m = searchers[name]
-        return backends[id(m)], params.get(name, m.params)
+        return pools[id(m)], params.get(name, m.params)
 
     names = {n for s in queue for n in (s.white, s.black)}
-    on_device = (rules or default_rules()) == "device" and (
-        on_search is None or on_position is not None) and all(
-        n in searchers for n in names) and device_loop.can_play(
-        {n: players[n] for n in names}, {n: searchers[n] for n in names},
-        {n: network(n)[1] for n in names}) is None
-
-    def on_step(games: int) -> None:
-        span = max(time.perf_counter() - t0, 1e-9)
-        bar.update(games, stats.nodes / span, stats.positions / span)
+    source: _HostPlies | device_loop.ScanSource | None = None
+    if scan is True and (rules or default_rules()) != "device":
+        raise ConfigError("scan=True needs rules='device'")
+    if (rules or default_rules()) == "device" and queue and scan is not False:
+        why_not = (
+            "an on_search hook wants SearchResults" if on_search is not None
+            and on_position is None else "an engine plays" if not names <= searchers.keys()
+            else device_loop.can_play({n: players[n] for n in names},
+                                      {n: searchers[n] for n in names},
+                                      {n: network(n)[1] for n in names}))
+        if why_not is not None and scan:
+            raise ConfigError(f"the device scan cannot play these games: {why_not}")
+        if why_not is not None:
+            _LOG.info("games step on the host loop, not the device scan: %s", why_not)
+        else:
+            first = queue[0].white
+            source = device_loop.ScanSource(
+                names, players, searchers[first], network(first)[1], batch_size=batch_size,
+                max_plies=max_plies, max_nodes=max_nodes,
+                edges_per_node=edges_per_node_for(max_nodes), on_position=on_position,
+                plies_per_call=plies_per_call)
+    if source is None:
+        source = _HostPlies(players, network, max_plies, on_search, on_position)
 
     try:
-        if on_device and queue:
-            first = queue[0].white
-            device_loop.play_games_on_device(
-                queue, players, searchers[first], network(first)[1], batch_size=batch_size,
-                max_plies=max_plies, max_nodes=max_nodes,
-                edges_per_node=edges_per_node_for(max_nodes),
-                new_live=lambda spec: _Live(spec, players, checkpoints), finish=finish_live,
-                stats=stats, on_step=on_step,
-                stop=lambda: stop_after is not None and len(records) >= stop_after,
-                checkpoint=lambda lives, force: checkpoints.save(
-                    [lv.saved() for lv in lives if lv.result is None and lv.checkpointed],
-                    owned, force) if checkpoints is not None else None,
-                on_position=on_position, plies_per_call=plies_per_call)
-        while not on_device and (stop_after is None or len(records) < stop_after):
+        while stop_after is None or len(records) < stop_after:
             games_before = stats.games
             for i in range(batch_size):
-                while slots[i] is None and queue:
-                    slots[i] = _Live(queue.popleft(), players, checkpoints)
-                    if slots[i].check_end(max_plies):  # type: ignore[union-attr]
-                        finish(i)
-            lives = [lv for lv in slots if lv is not None]
-            if not lives:
+                if slots[i] is None:
+                    slots[i] = pending.popleft() if pending else next_live()
+            while len(pending) < source.lookahead and (live := next_live()) is not None:
+                pending.append(live)
+            if all(lv is None for lv in slots):
                 break
-            # external engines move at once (sequentially, on the host)
-            for lv in lives:
-                while lv.result is None and players[lv.mover()].is_engine:
-                    name = lv.mover()
-                    if name not in engines:
-                        engines[name] = EnginePlayer(players[name].engine)  # type: ignore[arg-type]
-                    try:
-                        move, st = engines[name].play(lv.board, game_key=lv.spec.index,
-                                                      clock=lv.clock)
-                    except EngineFailure as failure:
-                        # the engine loses this game and is replaced for the next move
-                        engines.pop(name).close(kill=True)
-                        lv.forfeit_by(failure)
-                        print(f"warning: game {lv.spec.index}: {lv.forfeit}; the game is "
-                              f"lost ({failure.kind})", file=sys.stderr, flush=True)
-                        break
-                    if lv.clock is not None:
-                        assert st.time_ms is not None
-                        left = lv.clock.left_ms[lv.board.turn]
-                        if not lv.clock.punch(lv.board.turn, st.time_ms):
-                            lv.flag(st.time_ms, left)
-                            break
-                        st.clock_ms = lv.clock.left_ms[lv.board.turn]
-                    lv.push(move, st)
-                    lv.check_end(max_plies)
-            groups: dict[tuple[int, int], list[_Live]] = {}
-            for lv in lives:
-                if lv.result is None:
-                    backend, net = network(lv.mover())
-                    groups.setdefault((id(backend), id(net)), []).append(lv)
-            step_pos, step_nodes, step_compiled = 0, 0, False
-            for group in groups.values():
-                backend, net = network(group[0].mover())
-                several = len(groups) > 1  # e.g. a match of two weights of one net
-                size = backend.size_for(len(group), not queue or several, several)
-                compiled = not backend.is_compiled(size)
-                ts = time.perf_counter()
-                pos, nodes = _search_step(group, players, backend, size, net, max_plies,
-                                          on_search, kept)
-                if compiled:
-                    stats.compile_seconds += time.perf_counter() - ts
-                step_compiled |= compiled
-                step_pos, step_nodes = step_pos + pos, step_nodes + nodes
-            stats.positions += step_pos
-            stats.nodes += step_nodes
+            step = source.advance(slots, pending, more=bool(queue))
+            stats.positions += step.positions
+            stats.nodes += step.nodes
+            stats.compile_seconds += step.compile_seconds
             now = time.perf_counter() - t0
-            stats.steps.append((now, step_pos, step_nodes, now - prev_now, step_compiled))
+            stats.steps.append((now, step.positions, step.nodes, now - prev_now, step.compiled))
             prev_now = now
-            for i in range(batch_size):
-                if slots[i] is not None and slots[i].result is not None:  # type: ignore[union-attr]
-                    finish(i)
+            for live in step.finished:
+                finish(live)
             checkpoint(False)
             recent.append((now, stats.positions, stats.nodes))
             span = recent[-1][0] - recent[0][0]
@@ -498,18 +444,99 @@ def play_games(
             bar.update(stats.games - games_before, nps, pps)
     finally:
         bar.close()
-        for eng in engines.values():
-            eng.close()
-        if not on_device:
-            checkpoint(True)
+        source.close()
+        checkpoint(True)  # the games in play (the pending ones have not begun)
     stats.seconds = time.perf_counter() - t0
     return records, stats
 
 
-def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
-                 backend: SearchBackend, size: int, params: Any, max_plies: int | None,
+class _HostPlies:
+    """The host ply source: one ply a call, with engines, clocks, tree reuse and several
+    networks (each group of games of one network and parameters searched as a batch)."""
+
+    lookahead = 0  # games started ahead of a free slot
+
+    def __init__(self, players: Mapping[str, PlayerSpec],
+                 network: Callable[[str], tuple[SearcherPool, Any]], max_plies: int | None,
                  on_search: SearchHook | None,
-                 kept: dict[tuple[int, str, bool], ReusedTree] | None = None
+                 on_position: Callable[[GameSpec, Any], None] | None) -> None:
+        self.players, self.network, self.max_plies = players, network, max_plies
+        self.on_search, self.on_position = on_search, on_position
+        self.engines: dict[str, EnginePlayer] = {}
+        self.kept: dict[tuple[int, str, bool], ReusedTree] = {}  # trees of tree_reuse players
+
+    def advance(self, slots: list[_Live | None], pending: collections.deque[_Live],
+                more: bool) -> Advance:
+        """Play one ply of every game in ``slots`` (``more``: the queue holds games);
+        finished games leave their slots."""
+        players = self.players
+        lives = [lv for lv in slots if lv is not None]
+        for lv in lives:  # external engines move at once (sequentially, on the host)
+            while lv.result is None and players[lv.mover()].is_engine:
+                if not self._engine_move(lv):
+                    break
+        groups: dict[tuple[int, int], list[_Live]] = {}
+        for lv in lives:
+            if lv.result is None:
+                pool, net = self.network(lv.mover())
+                groups.setdefault((id(pool), id(net)), []).append(lv)
+        step = Advance()
+        for group in groups.values():
+            pool, net = self.network(group[0].mover())
+            several = len(groups) > 1  # e.g. a match of two weights of one net
+            size = pool.size_for(len(group), not more or several, several)
+            compiled = not pool.is_compiled(size)
+            ts = time.perf_counter()
+            pos, nodes = _search_step(group, players, pool, size, net, self.max_plies,
+                                      self.on_search, self.kept, self.on_position)
+            if compiled:
+                step.compile_seconds += time.perf_counter() - ts
+            step.compiled |= compiled
+            step.positions, step.nodes = step.positions + pos, step.nodes + nodes
+        for i, lv in enumerate(slots):
+            if lv is not None and lv.result is not None:
+                for key in [k for k in self.kept if k[0] == lv.spec.index]:
+                    del self.kept[key]
+                step.finished.append(lv)
+                slots[i] = None
+        return step
+
+    def _engine_move(self, lv: _Live) -> bool:
+        """The side to move's engine plays; False when that ended the game's moves here."""
+        name = lv.mover()
+        if name not in self.engines:
+            self.engines[name] = EnginePlayer(self.players[name].engine)  # type: ignore[arg-type]
+        try:
+            move, st = self.engines[name].play(lv.board, game_key=lv.spec.index,
+                                               clock=lv.clock)
+        except EngineFailure as failure:
+            # the engine loses this game and is replaced for the next move
+            self.engines.pop(name).close(kill=True)
+            lv.forfeit_by(failure)
+            print(f"warning: game {lv.spec.index}: {lv.forfeit}; the game is "
+                  f"lost ({failure.kind})", file=sys.stderr, flush=True)
+            return False
+        if lv.clock is not None:
+            assert st.time_ms is not None
+            left = lv.clock.left_ms[lv.board.turn]
+            if not lv.clock.punch(lv.board.turn, st.time_ms):
+                lv.flag(st.time_ms, left)
+                return False
+            st.clock_ms = lv.clock.left_ms[lv.board.turn]
+        lv.push(move, st)
+        lv.check_end(self.max_plies)
+        return True
+
+    def close(self) -> None:
+        for eng in self.engines.values():
+            eng.close()
+
+
+def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
+                 pool: SearcherPool, size: int, params: Any, max_plies: int | None,
+                 on_search: SearchHook | None,
+                 kept: dict[tuple[int, str, bool], ReusedTree] | None = None,
+                 on_position: Callable[[GameSpec, Any], None] | None = None
                  ) -> tuple[int, int]:
     """One batched search of ``games`` (all to move for players of one network), a move
     chosen and played in each. Returns the positions searched and their simulations.
@@ -523,11 +550,11 @@ def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
     keys = [(lv.spec.index, lv.mover(), lv.board.turn) for lv in games]
     reuse = [kept.pop(key, None) if p.tree_reuse else None
              for key, p in zip(keys, pl, strict=True)]
-    results = backend.search([lv.board for lv in games], [p.search for p in pl],
+    results = pool.search([lv.board for lv in games], [p.search for p in pl],
                              [p.nodes for p in pl], seeds, size, params, reuse=reuse)
     for i, (key, p) in enumerate(zip(keys, pl, strict=True)):
         if p.tree_reuse:
-            kept[key] = backend.keep(i)
+            kept[key] = pool.keep(i)
     for lv, p, ply, res in zip(games, pl, plies, results, strict=True):
         temp = p.temperature.at(ply)
         move = res.choose_move(temp, move_rng(lv.spec.seed, ply),
@@ -535,6 +562,9 @@ def _search_step(games: Sequence[_Live], players: Mapping[str, PlayerSpec],
                                value_cutoff=p.temperature.value_cutoff)
         if on_search is not None:
             on_search(lv.spec, ply, res, move)
-        lv.push(move, search_stat(res, move, temp))
+        record = from_result(res, move, temp)
+        if on_position is not None:
+            on_position(lv.spec, searched_position(record, lv.board))
+        lv.push(move, move_stat(record))
         lv.check_end(max_plies)
     return len(games), sum(p.nodes for p in pl)

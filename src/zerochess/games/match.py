@@ -15,14 +15,14 @@ from typing import Any
 
 import chess
 
-from zerochess.games.config import MatchConfig, OpeningSpec, PlayerSpec, asdict_plain
+from zerochess.games.config import MatchConfig, OpeningSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
 from zerochess.games.openings import Opening, build_openings
 from zerochess.games.run import RunReport, run_games, unique_players
-from zerochess.games.rundir import write_json
 from zerochess.games.seeding import game_seed
 from zerochess.games.stats import MatchResult
 from zerochess.games.timeuse import write_time_use
+from zerochess.runs import asdict_plain, write_json
 
 
 def paired_specs(p1: str, p2: str, games: int, openings: OpeningSpec, seed: int,

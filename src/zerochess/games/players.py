@@ -8,7 +8,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import math
 import shutil
 import subprocess
 import sys
@@ -43,23 +42,6 @@ def get_model(name: str) -> Any:
     if name not in _MODELS:
         _MODELS[name] = load_model(name)  # ModelError / ModelFileError naming the problem
     return _MODELS[name]
-
-
-def search_stat(res: SearchResult, move: chess.Move, temperature: float,
-                pv_len: int = 4) -> MoveStat:
-    """The PGN comment numbers of a searched move."""
-    visits = np.asarray(res.visits, dtype=np.float64)
-    total = visits.sum()
-    moves = list(res.moves)
-    best = res.best_move
-    share = lambda m: float(visits[moves.index(m)] / total) if total and m in moves else math.nan  # noqa: E731
-    wdl = tuple(float(x) for x in np.asarray(res.root_wdl)[:3])
-    return MoveStat(
-        source="search", nodes=int(res.root_visits), q=float(res.root_q),
-        wdl=wdl,  # type: ignore[arg-type]
-        best=best.uci(), best_share=share(best), played_share=share(move),
-        temperature=float(temperature),
-        pv=tuple(m.uci() for m in res.pv[:pv_len]), reused=int(res.reused_visits))
 
 
 _SEARCHERS: dict[tuple[int, int, str], tuple[Any, Any]] = {}
@@ -108,7 +90,7 @@ class ReusedTree:
     board: chess.Board
 
 
-class SearchBackend:
+class SearcherPool:
     """Batched search for a run: ``Searcher``s per compiled batch size, one ``max_nodes``."""
 
     def __init__(self, model: Any, batch_size: int, max_nodes: int,
@@ -420,5 +402,5 @@ class EnginePlayer:
 
 
 __all__ = ["EXACT_EDGE_POOL_MAX_NODES", "STARTUP_TIMEOUT_S", "EnginePlayer", "ReusedTree",
-           "SearchBackend", "edges_per_node_for", "get_model", "get_searcher",
-           "lc0_maia_available", "resolve_command", "search_stat", "zerochess_weights"]
+           "SearcherPool", "edges_per_node_for", "get_model", "get_searcher",
+           "lc0_maia_available", "resolve_command", "zerochess_weights"]

@@ -14,7 +14,7 @@ from zerochess.games.config import PlayerSpec, RunConfig
 from zerochess.games.loop import GameSpec, RunStats, play_games
 from zerochess.games.players import get_model
 from zerochess.games.records import GameRecord, GameWriter, read_games_csv
-from zerochess.games.rundir import prepare_run_dir, write_json
+from zerochess.runs import prepare_run_dir, write_json
 
 
 @dataclasses.dataclass

@@ -1,22 +1,4 @@
-"""Game statistics: rates with 95% intervals, Elo, likelihood of superiority, trend tests.
-
-Standard formulas (as in cutechess-cli / BayesElo-free "Elo calculators"):
-
-- score ``s = (W + D/2) / N``;
-- Elo difference ``E(s) = -400 log10(1/s - 1)``;
-- the 95% interval maps ``s +- 1.959964 * sigma / sqrt(N)`` through ``E``, where
-  ``sigma^2 = (W (1-s)^2 + D (1/2-s)^2 + L s^2) / N`` is the per-game score variance
-  (the trinomial W/D/L model);
-- LOS ``= 1/2 (1 + erf((W - L) / sqrt(2 (W + L))))`` (draws carry no information).
-
-Rates: a proportion ``k / n`` (win, draw, loss rate) gets the Wilson score interval
-(:func:`wilson_interval`; good coverage at small ``n`` and at 0 or ``n``). The ratio
-``(w + l) / d = n / d - 1`` is a decreasing function of the draw rate alone, so its
-interval is the Wilson interval of ``d / n`` mapped through ``1 / p - 1``
-(:func:`decisive_over_draws_interval`; unbounded above when a run has no draws). A trend
-of a rate over ordered groups is tested with the Cochran-Armitage test
-(:func:`trend_test`).
-"""
+"""Game statistics: rates with 95% intervals, Elo, likelihood of superiority, trend tests."""
 
 from __future__ import annotations
 

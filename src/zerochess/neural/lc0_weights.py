@@ -1,23 +1,4 @@
-"""Load lc0 network files (``.pb.gz`` / ``.pb``) into the flax SE-ResNet.
-
-The file is lc0's protobuf ``pblczero.Net`` (lc0 ``proto/net.proto``), read with
-the small wire-format reader below (no protobuf dependency). Supported: the
-classic convolutional networks, i.e. ``NETWORK_CLASSICAL`` / ``NETWORK_SE`` (and
-their ``*_WITH_HEADFORMAT`` forms, or files without a format, which lc0 treats as
-classical), input ``INPUT_CLASSICAL_112_PLANE``, policy ``POLICY_CONVOLUTION`` or
-``POLICY_CLASSICAL``, value ``VALUE_WDL`` or ``VALUE_CLASSICAL``, moves left
-``MOVES_LEFT_NONE`` or ``MOVES_LEFT_V1``, activation ReLU or Mish. Anything else
-(attention bodies or policies, multi-head files, ONNX, other input encodings)
-raises ``ModelFileError`` (a ``ValueError``) naming the file and the format; so does a
-damaged file: a truncated or corrupt gzip stream, trailing bytes after it, several gzip
-streams concatenated (zlib would decompress them all and the protobuf merge would read
-them as one network with more parameters), bytes that are not an lc0 protobuf, weights
-that are NaN or infinite, layer sizes that do not fit together.
-
-Layer decoding follows lc0 ``LayerAdapter`` (LINEAR16: ``u16 / 65535 * (max - min) +
-min`` in float32; FLOAT16 / BFLOAT16 / FLOAT32 layers too) and batch norm is folded
-into the conv weights and biases exactly like lc0's ``LegacyWeights::ConvBlock``.
-"""
+"""Load lc0 network files (``.pb.gz`` / ``.pb``) into the flax SE-ResNet."""
 
 from __future__ import annotations
 

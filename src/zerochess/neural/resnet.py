@@ -1,25 +1,4 @@
-"""lc0-style SE-ResNet in flax (linen), with lc0's classic heads.
-
-Body: 3x3 input convolution, then ``blocks`` residual blocks (3x3 conv, activation,
-3x3 conv, optional squeeze-excitation, + skip, activation). lc0's SE unit: global
-average pool -> FC to ``se_channels`` -> activation -> FC to ``2 * filters``; the
-first half is ``gamma``, the second ``beta`` and the block output is
-``act(sigmoid(gamma) * x + beta + skip)``.
-
-Heads (lc0 "classic"):
-- policy ``"conv"``: 3x3 conv (+activation), 3x3 conv to ``policy_channels`` (80)
-  planes, then lc0's fixed map from the first 73 planes x 64 from-squares to the
-  1858 moves (:data:`CONV_POLICY_INDEX`);
-  policy ``"classical"``: 1x1 conv to ``policy_channels`` (+activation), FC to 1858.
-- value ``"wdl"``: 1x1 conv to 32 (+act), FC 128 (+act), FC 3 (W, D, L logits);
-  value ``"classical"``: same with FC 1 and tanh, reported as WDL logits with D = 0.
-- optional moves-left: 1x1 conv (+act), FC (+act), FC 1, ReLU.
-
-Batch norm is folded into the conv biases (as lc0 stores weights), so every conv
-has a bias and there is no normalisation at inference. Inputs are lc0's 112
-planes ``[B, 112, 8, 8]`` (NCHW, row = rank); the module works in NHWC inside and
-flattens head features in lc0's channel-major order so lc0 weights map 1:1.
-"""
+"""lc0-style SE-ResNet in flax (linen), with lc0's classic heads."""
 
 from __future__ import annotations
 

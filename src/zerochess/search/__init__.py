@@ -1,10 +1,38 @@
-"""Batched fixed-array MCTS: lc0 PUCT, search-contempt, and mctx comparators."""
+"""Batched fixed-array MCTS: lc0 PUCT, search-contempt, and mctx comparators.
 
-from zerochess.search.api import NoLegalMovesError, SearchBatch, Searcher, tree_key
-from zerochess.search.config import SearchConfig, SearchParams, stack_configs
-from zerochess.search.move_filter import MoveFilter
-from zerochess.search.results import SearchResult, TemperatureSchedule
-from zerochess.search.tree import Tree, bytes_per_node
+Exports load lazily, so the device core (``tree``, ``step``, ``compiled``...) imports
+without python-chess, which only the host facade (``Searcher``) needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
+    from zerochess.search.api import NoLegalMovesError, SearchBatch, Searcher, tree_key
+    from zerochess.search.config import SearchConfig
+    from zerochess.search.move_choice import TemperatureSchedule
+    from zerochess.search.move_filter import MoveFilter
+    from zerochess.search.params import SearchParams, stack_configs
+    from zerochess.search.results import SearchResult
+    from zerochess.search.tree import Tree, bytes_per_node
+
+# name -> the module it is imported from on first use
+_EXPORTS = {
+    "MoveFilter": "zerochess.search.move_filter",
+    "NoLegalMovesError": "zerochess.search.api",
+    "SearchBatch": "zerochess.search.api",
+    "SearchConfig": "zerochess.search.config",
+    "SearchParams": "zerochess.search.params",
+    "SearchResult": "zerochess.search.results",
+    "Searcher": "zerochess.search.api",
+    "TemperatureSchedule": "zerochess.search.move_choice",
+    "Tree": "zerochess.search.tree",
+    "bytes_per_node": "zerochess.search.tree",
+    "stack_configs": "zerochess.search.params",
+    "tree_key": "zerochess.search.api",
+}
 
 __all__ = [
     "MoveFilter",
@@ -20,3 +48,15 @@ __all__ = [
     "stack_configs",
     "tree_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'zerochess.search' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -31,7 +31,7 @@ from zerochess.program_store import Program, program
 from zerochess.search import cache as eval_cache
 from zerochess.search import compiled, loop, reroot, step, view
 from zerochess.search.batch import SearchBatch
-from zerochess.search.config import SearchConfig, SearchParams, filter_params, stack_configs
+from zerochess.search.config import SearchConfig
 from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
 from zerochess.search.memory import (
     MAX_EDGES_PER_NODE,
@@ -49,6 +49,7 @@ from zerochess.search.move_filter import (
     per_tree,
     restrict_result,
 )
+from zerochess.search.params import SearchParams, filter_params, stack_configs
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, results_from_view
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K

@@ -1,26 +1,5 @@
 """The evaluation cache (lc0's NNCache): a device hash table of network results, shared by
-the trees of a ``Searcher`` and kept across searches.
-
-An entry holds the priors over a position's legal moves (float16, in python-chess's
-legal-move order, at the search's policy temperature), the network's WDL and its moves
-left, under a 64-bit key. Capacity C (a compile-time shape) is fixed; a key lives in one of
-``WAYS`` consecutive slots from its hash, and a new key takes the first empty one
-or evicts the one its hash names.
-
-The key (``cache_key``) covers what the network's 112 planes depend on, up to
-``history_length`` (lc0's ``CacheHistoryLength``, 0..7):
-
-- always: the position (board, side to move, castling rights, legal en passant:
-  ``position_hash``) and the policy temperature (entries hold tempered priors);
-- then the boards of the ``history_length`` positions before it;
-- at 7 (``FULL_HISTORY``, the default): also every "occurred before" flag and the
-  halfmove clock, i.e. the whole network input, so a search gives the same result
-  with and without the cache.
-
-lc0's default ``CacheHistoryLength`` is 0: transpositions reached through different
-move orders share an entry although their history planes differ, which gives more
-hits and slightly different values than the network would give.
-"""
+the trees of a ``Searcher`` and kept across searches."""
 
 from __future__ import annotations
 

@@ -396,7 +396,7 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
 def _output(state: SearchState, roots: loop.RootInputs, ended: chex.Array,
             nonfinite: chex.Array, bad: chex.Array) -> SearchOutput:
     from zerochess.search.tree import node_edges
-    from zerochess.search.view import best_child_slot
+    from zerochess.search.view import best_child_slot, root_scores, root_values
 
     tree = state.tree
 
@@ -413,11 +413,8 @@ def _output(state: SearchState, roots: loop.RootInputs, ended: chex.Array,
         jnp.arange(batch)[:, None], jnp.where(legal >= 0, legal, NUM_MOVES)].set(
         visits / total, mode="drop")
     best = jnp.take_along_axis(legal, jnp.maximum(best_slot, 0)[:, None], axis=1)[:, 0]
-    n = jnp.maximum(tree.visits[:, 0], 1).astype(jnp.float32)
-    wl = -tree.wl_sum[:, 0] / n  # the root's sums are from the mover into it: flip
-    d = tree.d_sum[:, 0] / n
-    wdl = jnp.stack([(1.0 - d + wl) / 2, d, (1.0 - d - wl) / 2], axis=1)
-    value = wl + state.params.draw_score * d
+    value, wdl = root_scores(*jax.vmap(root_values)(tree), state.params.draw_score)
+    wdl = jnp.stack(wdl, axis=1)
     # an ended root: its true value for the side to move (mated: a loss; else a draw)
     mated = roots.status == GameStatus.CHECKMATE
     true_wdl = jnp.where(mated[:, None], jnp.array([0.0, 0.0, 1.0]), jnp.array([0.0, 1.0, 0.0]))

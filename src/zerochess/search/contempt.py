@@ -1,41 +1,4 @@
-"""Search-contempt at a frozen node: lc0's ``ScTemperature`` and ``HybridSamplingRatio``.
-
-Search-contempt (Joshi; ``SearchConfig.n_scl``, lc0's ``ScLimit``) freezes an opponent
-node's child-visit counts once its children hold N_scl visits and then samples every
-visit through it from those counts (Thompson sampling, "TS"). lc0's newer
-search-contempt pull requests add two options at frozen nodes; this module holds their
-semantics as per-tree data (``SearchParams``), used by ``selection.select_child``:
-
-- ``ScTemperature`` (lc0 PR #2242, ``search/classic/search.cc``): the frozen shares are
-  sharpened before sampling, ``p(a) = (N(a) / sum N)^(1/T) / sum_b (N(b) / sum N)^(1/T)``,
-  T in [0, 1]. T = 1 is the plain frozen distribution; T = 0 (where lc0's formula
-  divides by zero) is its limit here: the most-visited frozen children, uniformly.
-- ``HybridSamplingRatio`` with ``HybridRatioMode`` (lc0 PR #2371,
-  ``search/contempt/params.cc`` ``GetDynamicHybridRatio``): a ratio r in [0, 1] of the
-  visits through a frozen node are TS, the rest PUCT (1.0: pure TS, the paper's
-  algorithm; 0.0: pure PUCT). The mode makes r a function of the frozen node's own
-  visits N: ``static`` is ``HybridSamplingRatio``; ``manual_schedule`` interpolates a
-  list of (N, r) points; the other modes move from ``HybridMinRatio`` to
-  ``HybridMaxRatio`` as ``progress = min(1, (N - N_scl) / HybridScalingFactor)`` grows,
-  with lc0's curves and its two shape parameters.
-
-Two differences from lc0, both forced by lc0's code not being reproducible per tree:
-
-- lc0 splits the ``c`` visits a pass sends through a frozen node into
-  ``round(c * r)`` TS visits and the rest PUCT. zerochess sends one visit per pass, so
-  each visit is TS with probability r (lc0's split of a single visit would be all TS
-  for r >= 0.5 and all PUCT below). One uniform draw decides and samples: the visit is
-  TS when ``u < r``, and ``u / r`` (uniform on [0, 1) given that) samples the frozen
-  distribution. With r = 1 that is exactly the plain search-contempt draw.
-- lc0's ``chaotic`` mode iterates a logistic map held in the search's shared options on
-  every call, in whatever order its threads call it; it has no per-tree meaning and is
-  not offered. ``thermal_annealing`` draws its ratio from lc0's global generator on
-  every call: here a visit is TS with that ratio's expectation over the draw, which is
-  the same per-visit probability (a visit drawing r and then TS with probability r).
-
-lc0 also stores the frozen cumulative shares in 16 bits (its compressed P format);
-zerochess keeps the integer counts and samples in float32.
-"""
+"""Search-contempt at a frozen node: lc0's ``ScTemperature`` and ``HybridSamplingRatio``."""
 
 from __future__ import annotations
 

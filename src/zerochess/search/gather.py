@@ -1,38 +1,4 @@
-"""Gathering: the leaves of one search step, up to L per tree, as lc0 gathers a minibatch.
-
-Each tree descends from its root again and again (one visit per descent), choosing
-children by its selection rule with the visits already in flight counted in U, until
-it holds its quota of leaves or has used up its collision budget. A descent ends:
-
-- at an edge without a child: a **new leaf**. Its node is allocated now (index
-  ``node_count``) and linked to its parent, so a later descent sees it in flight;
-- at a terminal or proven node: a **terminal visit** (backed up again later, without the network);
-- at a child that is in flight and has never been evaluated (lc0: ``N == 0`` and
-  ``n_in_flight > 0``): a **collision**. It is counted, not evaluated. Its in-flight
-  visits along the path stay for the rest of this gather (later descents avoid the
-  path, as in lc0's batch) and are released when the gather ends;
-- at an edge without a child in a tree with no room for a node: a **dropped**
-  simulation (counted, not backed up; as a full tree always did).
-
-New leaves and terminal visits add one visit in flight to every node of their path,
-the leaf included; ``step.finish`` turns them into completed visits. Every descent
-but a collision is a simulation of the tree.
-
-lc0 (``GatherMinibatch`` / ``PickNodesToExtendTask``) distributes several visits per
-pass down the tree; here a pass is always one visit, which is what lc0 does while
-its collision limit is 1 and equals its passes in the visits each node hands to
-each child. One difference: lc0 turns the second and later visits to a known
-terminal node within one pass into collisions; here each is a terminal visit.
-
-The collision budget of a step is lc0's ``CalculateCollisionsLeft`` on the root's
-visits, capped by ``max_collision_events`` (each collision here is one event of one
-visit). lc0 also caps it by the estimated remaining playouts of the search; that
-would make a search depend on how its budget is split into ``run`` calls, so it is
-not done here.
-
-With one leaf per step (L = 1) nothing is ever in flight when a descent starts and
-the search is exactly the one-leaf search.
-"""
+"""Gathering: the leaves of one search step, up to L per tree, as lc0 gathers a minibatch."""
 
 from __future__ import annotations
 
@@ -43,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from zerochess.chess.types import PositionArrays
-from zerochess.search.config import SearchParams
+from zerochess.search.params import SearchParams
 from zerochess.search.selection import (
     NO_FROZEN,
     BatchShortcuts,

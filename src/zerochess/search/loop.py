@@ -38,9 +38,9 @@ from zerochess.chess.keys import position_hash
 from zerochess.chess.types import Expansion, PositionArrays, RootHistory
 from zerochess.search import step
 from zerochess.search.cache import EvalCache
-from zerochess.search.config import SearchParams
 from zerochess.search.gather import ExpandRequest, Leaves, expand_request, gather
 from zerochess.search.history import root_input_history
+from zerochess.search.params import SearchParams
 from zerochess.search.reroot import root_noise
 from zerochess.search.step import (
     HostExpand,

@@ -31,10 +31,11 @@ from zerochess.chess.rules import GameStatus
 from zerochess.chess.state import PositionArrays, position_hash
 from zerochess.errors import ConfigError, PositionError, quote
 from zerochess.search.api import Searcher, batch_keys, tree_key
-from zerochess.search.config import SearchConfig, SearchParams, stack_configs
+from zerochess.search.config import SearchConfig
 from zerochess.search.gather import ExpandRequest
 from zerochess.search.history import earlier_occurrences, root_input_history
 from zerochess.search.loop import RootInputs
+from zerochess.search.params import SearchParams, stack_configs
 from zerochess.search.results import SearchResult, decode_line
 from zerochess.search.step import (
     HostExpand,

@@ -1,42 +1,4 @@
-"""Per-tree move filters: UCI ``go searchmoves`` and KataGo's ``allowMoves``/``avoidMoves``.
-
-A ``MoveFilter`` restricts the moves a search may select near its root:
-
-- ``allow``: at nodes of depth < ``until_depth`` only these moves may be selected;
-- ``avoid``: at nodes of depth < ``until_depth`` these moves may not be selected.
-
-The root has depth 0, so ``until_depth=1`` (the default) filters the root only (lc0's
-``searchmoves``); KataGo's ``untilDepth`` has the same meaning.
-
-**Which edges a move names.** A filter move is a python-chess ``chess.Move`` (UCI
-notation, no side attached). At a node it names the edge python-chess's
-``board.parse_uci(move.uci())`` reads in that node's position, if that is legal there:
-so it applies to whichever side to move has the piece that can make it ("e2e4" names
-White's pawn push in one position and, say, Black's queen e2-e4 in another), a knight
-promotion "e7e8n" never names a rook's e7e8, and castling is named as python-chess reads
-it (the king's two-square move "e1g1" / "e1c1", or king-to-rook "e1h1", also the
-chess960 form; "e1g1" with a queen on e1 is the queen's move); a promotion suffix only
-ever names a promotion (python-chess reads "e1g1q" as castling too). On the device an edge is
-identified by its lc0 index (in the mover's frame) plus, for the two cases lc0's index
-leaves ambiguous, the piece on its squares: a knight promotion shares the index of a
-plain move, castling shares a king-to-rook index.
-
-**Excluded edges are never selected, as if absent.** Priors are not renormalised (lc0
-does not for its root move filter, and deeper nodes do the same: an excluded edge's
-prior simply never turns into a visit; FPU and U still use the raw priors of the
-allowed moves). A node below the root all of whose moves are excluded ignores the
-filter (KataGo does the same: a filter never leaves a node without moves); at the root
-this is an error at ``Searcher.init`` / ``reset``.
-
-**Results.** ``SearchResult`` lists only the root moves that were searched, as lc0's
-``info`` lines and VerboseMoveStats do under ``searchmoves`` (``restrict_result``).
-
-Device representation (``SearchParams``, per tree, fixed shape: a new filter never
-recompiles): ``move_avoid`` int16 [2, KEYS] (until depth of an avoided move key per
-side to move, 0 = not avoided), ``move_allowed`` bool [2, KEYS], ``move_allow_until``
-int16 (0 = no allow list). Side 0 is White to move, 1 Black; KEYS are the 1858 lc0
-indices plus the 22 knight-promotion and 56 castling variants.
-"""
+"""Per-tree move filters: UCI ``go searchmoves`` and KataGo's ``allowMoves``/``avoidMoves``."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ import jax
 import jax.numpy as jnp
 
 from zerochess.chess.types import GameStatus, RootHistory
-from zerochess.search.config import SearchParams
+from zerochess.search.params import SearchParams
 from zerochess.search.step import apart, rebound_paths
 from zerochess.search.tree import PRIOR_DTYPE, K, Tree, node_edges
 

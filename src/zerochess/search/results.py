@@ -15,48 +15,9 @@ import numpy as np
 from zerochess.chess.policy_map import index_to_move, indices_to_moves
 from zerochess.chess.types import GameStatus
 from zerochess.search import scores
+from zerochess.search.move_choice import TemperatureSchedule, choose_index
 from zerochess.search.scores import DEFAULT_SCORE_TYPE, Score, centipawns, mate_in_moves
-from zerochess.validation import as_count, as_real
-
-
-@dataclasses.dataclass(frozen=True)
-class TemperatureSchedule:
-    """lc0's move-selection temperature terms (Temperature, TempDecayMoves,
-    TempDecayDelayMoves, TempCutoffMove, TempEndgame, TempVisitOffset, TempValueCutoff)."""
-
-    temperature: float = 0.0
-    decay_moves: int = 0
-    decay_delay_moves: int = 0
-    cutoff_move: int = 0
-    endgame_temperature: float = 0.0
-    visit_offset: float = 0.0
-    value_cutoff: float = 100.0
-
-    def __post_init__(self) -> None:
-        # lc0's option ranges (src/search/classic/params.cc); ConfigError is a ValueError
-        for name, (low, high) in (("temperature", (0.0, 100.0)),
-                                  ("endgame_temperature", (0.0, 100.0)),
-                                  ("visit_offset", (-1000.0, 1000.0)),
-                                  ("value_cutoff", (0.0, 100.0))):
-            object.__setattr__(self, name, as_real(getattr(self, name), name, low, high))
-        for name, high in (("decay_moves", 640), ("decay_delay_moves", 100),
-                           ("cutoff_move", 1000)):
-            object.__setattr__(self, name, as_count(getattr(self, name), name, 0, high))
-
-    def at(self, ply: int) -> float:
-        """Temperature for the move played at game ply ``ply`` (lc0: moves = ply // 2)."""
-        temperature = self.temperature
-        moves = ply // 2
-        if self.cutoff_move and moves + 1 >= self.cutoff_move:
-            return self.endgame_temperature
-        if temperature and self.decay_moves:
-            if moves >= self.decay_delay_moves + self.decay_moves:
-                temperature = 0.0
-            elif moves >= self.decay_delay_moves:
-                left = self.decay_delay_moves + self.decay_moves - moves
-                temperature *= left / self.decay_moves
-            temperature = max(temperature, self.endgame_temperature)
-        return temperature
+from zerochess.search.view import best_or_prior, root_scores
 
 
 def move_order(visits: np.ndarray, q: np.ndarray, prior: np.ndarray, win: np.ndarray,
@@ -272,18 +233,10 @@ class SearchResult:
 
     def choose_move(self, temperature: float, rng: np.random.Generator,
                     visit_offset: float = 0.0, value_cutoff: float = 100.0) -> chess.Move:
-        """lc0's GetBestChildWithTemperature; temperature 0 gives ``best_move``."""
-        if temperature <= 0:
-            return self.best_move
-        n = self.visits.astype(np.float64) + visit_offset
-        max_n = n.max()
-        if max_n <= 0:
-            return self.best_move
-        q = np.where(np.isnan(self.q), -np.inf, self.q)
-        max_eval = q[np.argmax(n)]
-        ok = q >= max_eval - value_cutoff / 50.0
-        weights = np.where(ok, np.power(np.maximum(n / max_n, 0.0), 1.0 / temperature), 0.0)
-        return self.moves[int(rng.choice(len(self.moves), p=weights / weights.sum()))]
+        """lc0's GetBestChildWithTemperature (``move_choice.choose_slot``, the device
+        scan's rule); temperature 0 gives ``best_move``."""
+        return self.moves[choose_index(self.visits, self.q, self.best_index, temperature, rng,
+                                       visit_offset, value_cutoff)]
 
     def to_dataframe(self) -> Any:
         """One row per legal move, best first (pandas)."""
@@ -358,6 +311,7 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
         playouts = int(view["stat_playouts"][i])
         root_wl, root_d = float(view["root_wl"][i]), float(view["root_d"][i])
         draw = float(view["draw_score"][i])
+        root_q, root_wdl = root_scores(root_wl, root_d, draw)
         best = int(view["best_slot"][i])
         # where the mate check made the search priors one-hot, show the network's prior
         prior, mate_check = _network_prior(view["prior"][i, :m].copy(),
@@ -371,10 +325,9 @@ def results_from_view(boards: list[chess.Board], view: dict[str, np.ndarray],
             q=view["q"][i, :m].astype(np.float32), wl=view["wl"][i, :m].astype(np.float32),
             d=view["d"][i, :m].astype(np.float32), prior=prior,
             policy=view["policy"][i, :m].copy(), pvs=lines,
-            best_index=best if best >= 0 else int(np.argmax(view["prior"][i, :m])),
-            root_visits=int(view["root_visits"][i]), root_q=root_wl + draw * root_d,
-            root_wdl=np.array([(1 + root_wl - root_d) / 2, root_d,
-                               (1 - root_wl - root_d) / 2]),
+            best_index=int(best_or_prior(best, view["prior"][i, :m], True, np)),
+            root_visits=int(view["root_visits"][i]), root_q=root_q,
+            root_wdl=np.array(root_wdl),
             raw_wdl=view["raw_wdl"][i].copy(), nodes_used=int(view["node_count"][i]),
             dropped_simulations=int(view["dropped"][i]),
             mates=view["status"][i, :m] == GameStatus.CHECKMATE,

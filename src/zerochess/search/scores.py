@@ -1,25 +1,4 @@
-"""Search values to UCI scores as lc0 prints them: centipawns, mate distances, WDL per mille.
-
-Pure functions of a move's W-L (``wl``), draw probability ``d`` and ``q`` (= wl + draw
-score * d), all from the side to move at the root. The one copy of these conversions:
-``SearchResult``, ``zerochess analyse`` and the UCI engine all call them.
-
-lc0's ``ScoreType`` values (``search/classic/search.cc`` SendUciInfo; the default is
-``WDL_mu``) and one older formula:
-
-- ``WDL_mu`` (lc0's current default): ``100 * mu`` of the logistic fit to the W/D/L
-  (W = logistic((mu - 1)/s), L = logistic((-1 - mu)/s)) where that fit is sensible,
-  else ``45 * tan(1.56728071628 * wl)``.
-- ``centipawn``: ``90 * tan(1.5637541897 * wl)``; ``centipawn_with_drawscore``: same of q.
-- ``centipawn_2019``: ``295 * wl / (1 - 0.976953126 * wl**14)`` (lc0 v0.21.5 to v0.26).
-- ``centipawn_2018``: ``290.680623072 * tan(1.548090806 * q)``.
-- ``centipawn_v021``: ``111.714640912 * tan(1.5620688421 * q)``, lc0's default in
-  v0.21.2-v0.21.4 (PR #841, replaced by #860) and the formula quoted by the lc0
-  technical explanation (seed 002). Not an lc0 ScoreType today; a zerochess extra.
-- ``win_percentage``: ``5000 * wl + 5000``; ``Q``: ``10000 * q``; ``W-L``: ``10000 * wl``.
-
-lc0 stores the score in an ``int``: the float is truncated toward zero, not rounded.
-"""
+"""Search values to UCI scores as lc0 prints them: centipawns, mate distances, WDL per mille."""
 
 from __future__ import annotations
 

@@ -1,43 +1,20 @@
-"""Child selection for one tree (vmapped over the batch by the search step).
-
-``select_child`` scores a node's children with the tree's selection rule, picked
-per tree from ``SELECTION_RULES`` (``SearchConfig.selection``) by ``lax.switch``:
-- ``"puct"``: lc0 PUCT (cpuct growing with visits, FPU reduction/absolute, draw score);
-- ``"alphazero"``: ``mctx.muzero_policy``'s PUCT with
-  ``qtransform_by_parent_and_siblings``, for exact comparisons with mctx.
-A new rule is one scoring function plus one entry in ``SELECTION_RULES``.
-
-Search-contempt overrides the rule: at opponent nodes (odd depth; the root's
-children are depth 1) whose visit distribution has been frozen, a child is
-sampled in proportion to the frozen counts instead (freezing itself happens in
-the backup). A frozen node samples every visit that passes through it
-independently, including each of the leaves gathered in one step. lc0's newer
-options (``search.contempt``) sharpen those counts (``ScTemperature``) and send a
-share of the visits through a frozen node to the rule instead
-(``HybridSamplingRatio``); their defaults leave the plain sampling exactly as it is.
-
-Visits in flight (``Tree.in_flight``, gathered and not yet backed up) count in a
-child's U as lc0's N-started; the parent's N in U, cpuct and FPU, and every Q, use
-completed visits only (lc0's ``GetChildrenVisits``/``GetN``/``GetQ`` in
-``PickNodesToExtendTask``). With one leaf per step nothing is ever in flight.
-"""
+"""Child selection for one tree (vmapped over the batch by the search step)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess.search.config import SELECTION_NAMES
 from zerochess.search.contempt import hybrid_ratio, sample_cumulative, tempered_weights
 from zerochess.search.filter_keys import excluded_edges
+from zerochess.search.params import SearchParams
 from zerochess.search.tree import NodeEdges, Tree, node_edges, proven_lost
-
-if TYPE_CHECKING:  # config imports this module for the rule names
-    from zerochess.search.config import SearchParams
 
 _NEG_INF = -jnp.inf
 
@@ -199,7 +176,7 @@ def alphazero_scores(tree: Tree, params: SearchParams, node: chex.Array, depth: 
     return normalized + policy_score
 
 
-ScoreRule = Callable[[Tree, "SearchParams", chex.Array, chex.Array, ChildStats], chex.Array]
+ScoreRule = Callable[[Tree, SearchParams, chex.Array, chex.Array, ChildStats], chex.Array]
 
 # name (SearchConfig.selection) -> scores [K] of one node's child slots; the position of
 # an entry is the rule's index in SearchParams.selection
@@ -207,6 +184,7 @@ SELECTION_RULES: dict[str, ScoreRule] = {
     "puct": lc0_puct_scores,
     "alphazero": alphazero_scores,
 }
+assert tuple(SELECTION_RULES) == SELECTION_NAMES, "config.SELECTION_NAMES names the rules"
 _RULES = tuple(SELECTION_RULES.values())
 
 

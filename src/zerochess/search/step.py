@@ -37,9 +37,10 @@ from zerochess.chess.types import MAX_REPETITIONS, Expansion, GameStatus, Positi
 from zerochess.search import cache as eval_cache
 from zerochess.search import net_outputs
 from zerochess.search.cache import EvalCache
-from zerochess.search.config import INFINITE_NSCL, SearchParams
+from zerochess.search.config import INFINITE_NSCL
 from zerochess.search.gather import NEW, TERMINAL, ExpandRequest, Leaves
 from zerochess.search.history import input_history, path_occurrences
+from zerochess.search.params import SearchParams
 from zerochess.search.tree import (
     PRIOR_DTYPE,
     K,

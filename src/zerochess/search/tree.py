@@ -1,36 +1,4 @@
-"""The search tree: fixed-size node arrays [B, N] and a per-tree edge pool [B, E].
-
-Node 0 is the root. A node is allocated when its edge is first selected (by the
-gather of a search step, see ``gather``) and written when its expansion and
-evaluation come back (``step.finish``). Only an expanded, ongoing node owns edges:
-its ``num_legal`` edges are the contiguous run ``edge_start .. edge_start +
-num_legal`` of its tree's edge pool (move, prior, child, search-contempt frozen
-count), so memory follows the ~35 legal moves of a typical position instead of the
-218 slots of the worst one. The pool holds ``edge_capacity(N, edges_per_node)``
-edges plus K of padding, so that ``node_edges`` reads any node's run as one
-fixed-size slice of K; entries past ``num_legal`` belong to other nodes and are
-masked. Priors are stored as float16 (lc0 packs them into 16 bits too), except the
-root's, which selection reads from a float32 copy. A tree whose node or edge pool
-cannot take a new node stops expanding and counts the simulations it could not do
-(``dropped``), as a full tree always has.
-
-Values follow lc0: a node's ``wl_sum``/``d_sum`` are from the perspective of the
-player who made the move into the node, so a child's Q seen by its parent's side
-to move is ``wl_sum / visits`` (+ draw score * ``d_sum / visits``). ``visits``
-counts completed visits (lc0's N); ``in_flight`` the visits gathered but not yet
-backed up (lc0's n_in_flight). ``m_sum`` sums the plies left to the game's end over the
-visits, as lc0's node M averages them: a new leaf's network moves-left estimate (0
-without a moves-left head; 0 for a game end, a proven node's ``plies`` when visited
-again), plus one per ply on the way up.
-
-Certainty propagation (lc0's bounds, ``MaybeSetBounds``): ``lower``/``upper`` bound a
-node's game-theoretic value from the same mover-into-node perspective (-1 loss, 0
-draw, +1 win). A game end has ``lower == upper`` (its result); any other node starts
-at (-1, +1) and is tightened by ``step`` from its children's bounds when certainty
-propagation is on. A node with ``lower == upper`` is **proven**: below the root it is
-treated as terminal (visits back up its exact value), and ``plies`` is lc0's M of it
-(plies to the game's end along the best play; 0 for a game end).
-"""
+"""The search tree: fixed-size node arrays [B, N] and a per-tree edge pool [B, E]."""
 
 from __future__ import annotations
 

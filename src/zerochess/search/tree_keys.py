@@ -15,10 +15,16 @@ from zerochess.program_store import program
 from zerochess.validation import as_seed
 
 
+def fold_key(seed: jax.Array, index: jax.Array) -> jax.Array:
+    """The raw key (uint32 [2]) of tree ``index`` of a batch seeded with the uint32 word
+    ``seed`` (traceable: the device game scan seeds its trees with it)."""
+    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed.astype(jnp.uint32)]))
+    return jax.random.key_data(jax.random.fold_in(base, index))
+
+
 @program
 def _fold_keys(seed: jax.Array, indices: jax.Array) -> jax.Array:
-    base = jax.random.wrap_key_data(jnp.stack([jnp.uint32(0), seed]))
-    return jax.vmap(lambda i: jax.random.key_data(jax.random.fold_in(base, i)))(indices)
+    return jax.vmap(lambda i: fold_key(seed, i))(indices)
 
 
 def _seed_word(seed: int) -> np.uint32:
@@ -52,4 +58,4 @@ def tree_key(seed: int, index: int) -> np.ndarray:
                       np.uint32)
 
 
-__all__ = ["batch_keys", "tree_key", "tree_keys"]
+__all__ = ["batch_keys", "fold_key", "tree_key", "tree_keys"]

@@ -1,27 +1,4 @@
-"""Reading a search: the one path from a search's state to root views.
-
-Every reader of a tree (``Searcher.results``, the UCI engine's info lines and verbose
-stats, the analysis engine's moveInfos) goes through this module, so they cannot
-disagree.
-
-Device side, a program per tree (``read_trees``: every tree of a batch; ``read_tree``:
-one tree of it), cost O(K x rows x length), independent of the tree's size:
-
-- the root's children in edge-slot order: lc0 move index, N (completed visits),
-  visits in flight, the search prior P (0 for a move proven lost, as lc0 clears it),
-  the raw policy, mean W - L, D and M, and lc0's PUCT terms from ``selection``'s own
-  formulas (``lc0_puct_terms``): Q (FPU for an unvisited child), U, the moves-left
-  utility and S = Q + U + utility, as lc0's VerboseMoveStats prints them; the network's
-  value V of each child, its status, bounds and plies;
-- the root's N, W - L, D, M, raw network WDL, bounds and plies;
-- lc0's ranking of the root moves (``order``: proven wins shortest first, then visits,
-  Q, prior; proven losses last, the longest first) and the best slot;
-- principal variations of chosen rows (slots, or ranks in that order) with the visits
-  of the nodes along them;
-- the search's counters (playouts, depth, evaluations, ...).
-
-Host side: ``results`` turns a read into ``SearchResult``s.
-"""
+"""Reading a search: the one path from a search's state to root views."""
 
 from __future__ import annotations
 
@@ -147,6 +124,7 @@ def root_view(tree: Tree, params: Any, root_policy: chex.Array, rows: chex.Array
     v = jnp.where(visited, raw[:, 2] - raw[:, 0], jnp.nan)
     v = jnp.where(visited & (status != GameStatus.ONGOING), wl + params.draw_score * stats.d, v)
     n_root = jnp.maximum(tree.visits[0], 1).astype(jnp.float32)
+    root_wl, root_d = root_values(tree)
     moves_left = params.moves_left
     return dict(
         num_legal=tree.num_legal[0], moves=edges.move, valid=stats.valid,
@@ -159,7 +137,7 @@ def root_view(tree: Tree, params: Any, root_policy: chex.Array, rows: chex.Array
         order=order, best_slot=best_child_slot(tree, root, params.draw_score), rows=slots,
         pv=pv, pv_visits=pv_visits,
         root_visits=tree.visits[0], root_in_flight=tree.in_flight[0],
-        root_wl=-tree.wl_sum[0] / n_root, root_d=tree.d_sum[0] / n_root,
+        root_wl=root_wl, root_d=root_d,
         root_m=jnp.where(moves_left, tree.m_sum[0] / n_root, jnp.nan),
         raw_wdl=tree.raw_wdl[0], root_lower=-tree.upper[0], root_upper=-tree.lower[0],
         root_plies=tree.plies[0], node_count=tree.node_count, edge_count=tree.edge_count,
@@ -197,10 +175,31 @@ def all_rows(batch: int) -> np.ndarray:
     return np.broadcast_to(np.arange(K, dtype=np.int32), (batch, K))
 
 
+def root_values(tree: Tree) -> tuple[chex.Array, chex.Array]:
+    """The root's mean W - L and D from its side to move (one tree; the root's sums are
+    from the mover into it, so W - L flips)."""
+    n_root = jnp.maximum(tree.visits[0], 1).astype(jnp.float32)
+    return -tree.wl_sum[0] / n_root, tree.d_sum[0] / n_root
+
+
+def best_or_prior(best_slot: Any, prior: Any, valid: Any, xp: Any = jnp) -> Any:
+    """The slot to call best: ``best_slot`` (``best_child_slot``), or where no child was
+    visited (-1) the highest prior's (int [...]; ``prior``, ``valid`` [..., K])."""
+    return xp.where(best_slot >= 0, best_slot,
+                    xp.argmax(xp.where(valid, prior, -xp.inf), axis=-1)).astype(xp.int32)
+
+
+def root_scores(root_wl: Any, root_d: Any, draw_score: Any) -> tuple[Any, tuple[Any, Any, Any]]:
+    """(Q, W/D/L) of a root from its W - L and D (side to move; host floats or arrays):
+    Q = W - L + draw score x D, W = (1 + (W - L) - D) / 2, L = (1 - (W - L) - D) / 2."""
+    return (root_wl + draw_score * root_d,
+            ((1 + root_wl - root_d) / 2, root_d, (1 - root_wl - root_d) / 2))
+
+
 def best_rows(batch: int, count: int) -> np.ndarray:
     """``rows`` that read the ``count`` best moves' continuations (int32 [batch, count])."""
     return np.broadcast_to(-np.arange(1, count + 1, dtype=np.int32), (batch, count))
 
 
 __all__ = ["PV_LENGTH", "all_rows", "best_child_slot", "best_rows", "read_tree", "read_trees",
-           "root_view"]
+           "best_or_prior", "root_scores", "root_values", "root_view"]

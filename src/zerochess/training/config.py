@@ -1,75 +1,4 @@
-"""Config schema of ``zerochess train --config FILE`` (YAML; unknown keys are an error).
-
-::
-
-    name: train_tiny              # run name (default: the file's stem)
-    seed: 0                       # every random choice derives from it
-    generations: 6                # self-play -> train rounds
-    network:                      # the lc0-style SE-ResNet trained here
-      blocks: 2                   # residual blocks
-      filters: 16
-      se_ratio: 4                 # SE hidden = filters / se_ratio; 0 = no SE units
-      policy: conv                # conv (lc0 convolutional) | classical
-      value: wdl                  # wdl | classical
-      moves_left: true            # lc0's moves-left head
-      activation: relu            # relu | mish
-      init_seed: 0                # random initialisation
-      init: null                  # or an lc0 .pb.gz (classic) to start from (overrides
-                                  #   the shape keys above)
-    selfplay:
-      games: 32                   # games per generation
-      batch_size: 32              # trees searched together (a compile-time shape)
-      max_plies: 120              # adjudicated draw after this many plies (null: none)
-      adjudicate_material: null   # value targets of a capped game: a win for the side
-                                  #   ahead by >= this many pawns (P1 N3 B3 R5 Q9); the
-                                  #   record stays a draw (null: the draw)
-      material_value_scale: null  # or graded value targets of a capped game from its
-                                  #   final material balance b (pawns, white's view):
-                                  #   W - L = tanh(b / scale), D = 1 - |W - L| (exclusive
-                                  #   with adjudicate_material; null: off)
-      openings: {type: startpos}  # as in self-play configs
-      player: {nodes: 16, search: {...}, temperature: {...}}  # or white: / black:
-      nscl_schedule:              # the paper's adaptive N_scl (Fig. 6); see schedule.py.
-        enabled: false            # When on, it sets n_scl of the players that have one
-        initial_n_scl: 5
-        target_low: 0.8           # band of (w + l) / d
-        target_high: 1.25
-        factor: 1.5
-        min_n_scl: 1
-        max_n_scl: 100000
-        min_games: 1
-        stable_generations: 0     # double the nodes after this many unchanged (0: never)
-        max_nodes: null
-    buffer:
-      window_games: 256           # the replay window, in games
-      min_positions: 256          # train only once the buffer holds this many positions
-    training:
-      batch_size: 256
-      steps_per_generation: 32
-      optimizer: {type: sgd, lr_values: [0.02], lr_boundaries: [], warmup_steps: 0,
-                  momentum: 0.9, nesterov: true, max_grad_norm: 10000}
-      loss: {policy_weight: 1, value_weight: 1, moves_left_weight: 1, reg_weight: 1,
-             l2: 5.0e-5, q_ratio: 0, q_source: best, mask_illegal: true,
-             policy_temperature: 1}
-    evaluation:
-      every: 2                    # generations between evaluations (0: only the final one)
-      games: 20                   # per opponent per evaluation
-      final_games: 100            # the final trained-vs-initial match
-      batch_size: 20
-      max_plies: 200
-      nodes: 16                   # nodes per move for both sides
-      search: {}                  # SearchConfig for both sides
-      temperature: {temperature: 1.0, decay_moves: 10, endgame_temperature: 0.1}
-      openings: {type: startpos}
-      opponents: [initial, builtin]  # initial | builtin | stockfish | a player mapping
-    checkpoint: {keep: 2}
-    export: {every: 1, encoding: linear16}  # lc0 .pb.gz nets (0: only the final one)
-
-Opponents: ``initial`` is the untrained network (same search), ``builtin`` the built-in
-evaluator, ``stockfish`` Debian's stockfish at skill level 0 and depth 1 (skipped with a
-note when it is not installed); a mapping is a player (``name``, ``nodes``, ``search``,
-``temperature``, or ``engine``) searched with the built-in evaluator or run as an engine.
-"""
+"""Config schema of ``zerochess train --config FILE`` (YAML; unknown keys are an error)."""
 
 from __future__ import annotations
 
@@ -85,13 +14,13 @@ from zerochess.games.config import (
     PlayerSpec,
     as_bool,
     as_int,
-    asdict_plain,
     check_keys,
     load_yaml,
     search_config_from_dict,
     temperature_from_value,
 )
 from zerochess.neural.lc0_export import ENCODINGS
+from zerochess.runs import asdict_plain
 from zerochess.training.losses import LossConfig
 from zerochess.training.schedule import NsclScheduleConfig
 from zerochess.training.trainer import OptimizerConfig

@@ -55,11 +55,7 @@ def play(model: Any, openings: Sequence[chess.Board], white: SearchConfig,
     game and the examples of every searched position.
     """
     from zerochess.training.examples import Examples, concat_examples
-    from zerochess.training.selfplay_data import (
-        device_position,
-        examples_from_game,
-        value_target,
-    )
+    from zerochess.training.selfplay_data import examples_from_game, value_target
 
     boards = list(openings)
     specs = [GameSpec(g, "white", "black", Opening(f"opening {g}", b.root().fen(),
@@ -72,7 +68,7 @@ def play(model: Any, openings: Sequence[chess.Board], white: SearchConfig,
     positions: dict[int, list[Any]] = collections.defaultdict(list)
 
     def searched(game: GameSpec, pos: Any) -> None:
-        positions[game.index].append(device_position(pos))
+        positions[game.index].append(pos)
 
     records, _ = play_games(specs, players, model, batch_size=min(batch, len(specs)),
                             max_plies=max_plies, rules="device", plies_per_call=plies_per_call,

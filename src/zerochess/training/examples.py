@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from zerochess.chess import planes as planes_module
 from zerochess.chess.policy_map import MAX_LEGAL_MOVES, NUM_MOVES
 from zerochess.errors import UserError, quote
 
@@ -106,13 +107,10 @@ def compact_planes(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     planes = np.asarray(planes, np.float32)
     if planes.shape[-3:] != (NUM_PLANES, 8, 8):
         raise UserError(f"planes must be [..., 112, 8, 8], got {planes.shape}")
+    bits, values = planes_module.compact_planes(planes)
     flat = planes.reshape(*planes.shape[:-2], 64)
-    mask = flat != 0
-    values = np.where(mask.any(-1), np.take_along_axis(
-        flat, np.argmax(mask, -1)[..., None], -1)[..., 0], 0.0).astype(np.float32)
-    if np.any(mask & (flat != values[..., None])):
+    if np.any((flat != 0) & (flat != values[..., None])):
         raise UserError("a plane holds more than one non-zero value: not lc0 input planes")
-    bits = np.packbits(mask, axis=-1, bitorder="little")
     return bits, values
 
 

@@ -1,23 +1,4 @@
-"""lc0's training losses (``lczero-training`` ``tf/tfprocess.py``), in jax.
-
-- policy: softmax cross-entropy between the network's 1858 logits and the search's
-  visit distribution. Illegal moves carry -1 in the target; with ``mask_illegal``
-  (lc0 ``mask_legal_moves``) their logits are replaced by -1e10 before the softmax,
-  and negative targets are flushed to 0 either way. ``policy_temperature`` != 1 sharpens
-  or flattens the target (``p ** (1 / T)`` renormalised, as lc0's JAX trainer).
-- value: softmax cross-entropy of the WDL logits against
-  ``q_ratio * q_wdl + (1 - q_ratio) * result`` (lc0 ``qMix``), where ``q_wdl`` is the
-  search's W/D/L of the best move (``q_source: best``, lc0's ``best_q``/``best_d``) or
-  of the root (``root``).
-- moves left: Huber loss with delta 10 on predictions and targets divided by 20
-  (lc0: "scale the loss to similar range as other losses"), i.e. ``huber(x / 20, y / 20,
-  delta = 10 / 20)``.
-- regularisation: ``l2 * sum(kernel ** 2)`` over the weight kernels (not biases); lc0's
-  keras ``l2(0.5 * 1e-4)`` regulariser is ``l2 = 5e-5``.
-- total: ``policy_weight * policy + value_weight * value + moves_left_weight *
-  moves_left + reg_weight * reg`` (lc0 ``_lossMix``); the per-example terms are
-  averaged over the batch.
-"""
+"""lc0's training losses (``lczero-training`` ``tf/tfprocess.py``), in jax."""
 
 from __future__ import annotations
 

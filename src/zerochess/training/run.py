@@ -1,22 +1,4 @@
-"""``zerochess train``: self-play -> replay buffer -> training -> checkpoints -> evaluation.
-
-One generation: self-play games with the current weights (``selfplay_data``), their
-examples into the replay window, ``steps_per_generation`` optimizer steps, an lc0 export
-of the net, evaluation matches when due, then a checkpoint. An interrupted run started
-again with the same command and folder resumes from the last checkpoint and replays the
-unfinished generation exactly (all random choices derive from the seed and counters).
-
-Output folder::
-
-    config.yaml, versions.yaml        resolved config (a different config is refused)
-    checkpoints/<generation>/         orbax: train state, replay buffer, loop state
-    games/gen_XXXX/games.pgn|csv      self-play games with per-move search stats
-    eval/gen_XXXX_<opponent>/         evaluation games
-    nets/gen_XXXX.pb.gz, latest.pb.gz lc0 networks (zerochess analyse --model, lc0)
-    metrics/selfplay.csv, train.csv, eval.csv
-    plots/losses.png, elo.png, selfplay.png
-    final.json, summary.md            the final trained-vs-initial match
-"""
+"""``zerochess train``: self-play -> replay buffer -> training -> checkpoints -> evaluation."""
 
 from __future__ import annotations
 
@@ -39,7 +21,6 @@ from zerochess.games.loop import GameSpec
 from zerochess.games.match import match_result, paired_specs
 from zerochess.games.openings import build_openings
 from zerochess.games.records import GameWriter
-from zerochess.games.rundir import prepare_run_dir, write_json
 from zerochess.games.seeding import derive_seed, game_seed
 from zerochess.games.stats import MatchResult
 from zerochess.lc0_files import find_stockfish
@@ -47,6 +28,7 @@ from zerochess.neural.lc0_export import export_lc0
 from zerochess.neural.lc0_weights import lc0_params, read_lc0_file
 from zerochess.neural.model import Model
 from zerochess.neural.resnet import SEResNet, init_params, model_from_module
+from zerochess.runs import prepare_run_dir, write_json
 from zerochess.training.buffer import ReplayBuffer
 from zerochess.training.checkpoint import Checkpointer
 from zerochess.training.config import NetworkConfig, TrainConfig

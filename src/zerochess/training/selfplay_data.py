@@ -1,11 +1,7 @@
-"""The self-play hook of training: games -> ``SearchResult``s -> training ``Examples``.
+"""The self-play hook of training: games -> searched positions -> training ``Examples``.
 
-Games are played by ``zerochess.games.play_games`` (the same batched loop as
-``zerochess selfplay`` and matches, so the same specs give the same games), with each
-player's own network parameters (``Player.params``: self-play with the current weights,
-trained-vs-initial matches in one compiled searcher) and its ``on_search`` hook, which
-turns every searched position of a collecting player into example data (``on_position``
-when the games run on the device game loop, ``games.device_loop``: the same data); a
+``play_training_games`` plays through ``zerochess.games.play_games`` (so the same specs
+give the same games) and keeps each collecting player's ``plies.SearchedPosition``s; a
 finished game's positions get its result and plies left.
 """
 
@@ -20,15 +16,15 @@ from typing import Any
 import chess
 import numpy as np
 
-from zerochess.chess.encoding import encode_board
-from zerochess.chess.policy_map import MAX_LEGAL_MOVES, move_to_index
+from zerochess.chess.policy_map import move_to_index
 from zerochess.errors import ConfigError, quote
+from zerochess.games import plies
 from zerochess.games.config import PlayerSpec
-from zerochess.games.device_loop import SearchedPosition
 from zerochess.games.loop import GameSpec, RunStats, play_games
+from zerochess.games.plies import SearchedPosition
 from zerochess.games.records import GameRecord, GameWriter
 from zerochess.neural.model import Model
-from zerochess.training.examples import Examples, compact_planes, empty_examples, result_wdl
+from zerochess.training.examples import Examples, empty_examples, result_wdl
 
 
 @dataclasses.dataclass
@@ -128,7 +124,8 @@ def value_target(record: GameRecord, adjudicate_material: int | None = None,
 
 
 def policy_target(result: Any) -> tuple[np.ndarray, np.ndarray]:
-    """lc0's policy target of a search: ``N(move) / sum N`` over the root's children.
+    """lc0's policy target of a search (``games.plies.policy_target``): ``N(move) / sum
+    N`` over the root's children.
 
     Args:
       result: a ``SearchResult`` (``board``, ``moves``, ``visits``).
@@ -138,51 +135,11 @@ def policy_target(result: Any) -> tuple[np.ndarray, np.ndarray]:
       ``[218]``: visit fractions, 0 padded). Uniform over the legal moves when no child
       was visited.
     """
-    n = len(result.moves)
-    index = np.full(MAX_LEGAL_MOVES, -1, np.int16)
-    target = np.zeros(MAX_LEGAL_MOVES, np.float32)
-    index[:n] = [move_to_index(result.board, m) for m in result.moves]
-    visits = np.asarray(result.visits, np.float64)
-    total = visits.sum()
-    target[:n] = visits / total if total > 0 else 1.0 / n
-    return index, target
+    return plies.policy_target([move_to_index(result.board, m) for m in result.moves],
+                               result.visits)
 
 
-@dataclasses.dataclass
-class _Position:
-    """What a searched position contributes to the game's examples."""
-
-    plane_bits: np.ndarray
-    plane_values: np.ndarray
-    policy_index: np.ndarray
-    policy_target: np.ndarray
-    root_q: float
-    root_d: float
-    best_q: float
-    best_d: float
-    white_to_move: bool
-    ply: int  # index of the move played from here in the game record
-
-
-def searched_position(result: Any, ply: int) -> _Position:
-    """Turn one ``SearchResult`` (position with its history) into example data."""
-    bits, values = compact_planes(encode_board(result.board))
-    index, target = policy_target(result)
-    w, d, loss = (float(x) for x in np.asarray(result.root_wdl)[:3])
-    best = result.best_index
-    return _Position(bits, values, index, target, w - loss, d, float(result.wl[best]),
-                     float(result.d[best]), result.board.turn == chess.WHITE, ply)
-
-
-def device_position(pos: SearchedPosition) -> _Position:
-    """A position searched by the device game loop (``games.device_loop``) as example
-    data: the fields ``searched_position`` takes from a ``SearchResult``."""
-    return _Position(pos.plane_bits, pos.plane_values, pos.policy_index, pos.policy_target,
-                     pos.root_wl, pos.root_d, pos.best_wl, pos.best_d, pos.white_to_move,
-                     pos.move_index)
-
-
-def examples_from_game(positions: Sequence[_Position], result: str | np.ndarray, plies: int,
+def examples_from_game(positions: Sequence[SearchedPosition], result: str | np.ndarray, plies: int,
                        game: int) -> Examples:
     """A finished game's examples: its searched positions with the game result (W/D/L from
     each side to move) and the plies left (``plies`` moves in the record). ``result`` is a
@@ -198,10 +155,11 @@ def examples_from_game(positions: Sequence[_Position], result: str | np.ndarray,
         policy_index=np.stack([p.policy_index for p in positions]),
         policy_target=np.stack([p.policy_target for p in positions]),
         result=result_wdl(result, white),
-        root_q=f32([p.root_q for p in positions]), root_d=f32([p.root_d for p in positions]),
-        best_q=f32([p.best_q for p in positions]), best_d=f32([p.best_d for p in positions]),
-        moves_left=f32([plies - p.ply for p in positions]),
-        game=np.full(n, game, np.int32), ply=np.asarray([p.ply for p in positions], np.int32))
+        root_q=f32([p.root_wl for p in positions]), root_d=f32([p.root_d for p in positions]),
+        best_q=f32([p.best_wl for p in positions]), best_d=f32([p.best_d for p in positions]),
+        moves_left=f32([plies - p.move_index for p in positions]),
+        game=np.full(n, game, np.int32),
+        ply=np.asarray([p.move_index for p in positions], np.int32))
 
 
 def play_training_games(
@@ -240,20 +198,14 @@ def play_training_games(
       ``TrainingGames`` in the order the games finished.
     """
     collect = {name for name, p in players.items() if p.collect and not p.spec.is_engine}
-    positions: dict[int, list[_Position]] = collections.defaultdict(list)
+    positions: dict[int, list[SearchedPosition]] = collections.defaultdict(list)
     examples: list[Examples] = []
     targets: list[str] = []
 
-    def searched(game: GameSpec, ply: int, result: Any, move: chess.Move) -> None:
-        mover = game.white if result.board.turn == chess.WHITE else game.black
-        if mover in collect:  # the record index of the move played from here
-            positions[game.index].append(searched_position(result,
-                                                           len(result.board.move_stack)))
-
-    def searched_on_device(game: GameSpec, pos: SearchedPosition) -> None:
+    def searched(game: GameSpec, pos: SearchedPosition) -> None:
         mover = game.white if pos.white_to_move else game.black
         if mover in collect:
-            positions[game.index].append(device_position(pos))
+            positions[game.index].append(pos)
 
     def finished(rec: GameRecord) -> None:
         label, target = value_target(rec, adjudicate_material, material_scale)
@@ -269,12 +221,11 @@ def play_training_games(
         models={name: p.model for name, p in players.items() if p.model is not None},
         params={name: p.params for name, p in players.items() if p.params is not None},
         batch_size=batch_size, max_plies=max_plies, max_nodes=max_nodes, writer=writer,
-        shrink_tail=shrink_tail, on_search=searched, on_game=finished, rules=rules,
-        on_position=searched_on_device)
+        shrink_tail=shrink_tail, on_game=finished, rules=rules, on_position=searched)
     return TrainingGames(records, examples, stats, targets)
 
 
-__all__ = ["PIECE_POINTS", "Player", "TrainingGames", "device_position", "examples_from_game",
+__all__ = ["PIECE_POINTS", "Player", "TrainingGames", "examples_from_game",
            "material_balance",
-           "material_wdl", "play_training_games", "policy_target", "searched_position",
+           "material_wdl", "play_training_games", "policy_target",
            "target_result", "value_target"]

@@ -1,28 +1,4 @@
-"""The rules of chess on the device (jax): bitboards over uint32 pairs, lc0's move space.
-
-python-chess stays the host backend and the oracle (``zerochess.chess.rules``); this
-package gives the same answers as pure jax functions, written for one position and
-vmapped (numpy tables built once at import), so that a whole search can run as one
-compiled program. No global jax flag is needed: 64-bit boards are uint32 pairs.
-
-A position is the tree's own record, ``PositionArrays`` (piece codes, side to move,
-castling rights with the chess960 rooks, the en-passant square only when a capture is
-legal, rule50, fullmove); its key is ``zerochess.chess.keys.position_hash``. Moves are
-lc0 1858 indices in the mover's frame; legal moves are listed in ascending index, as
-the host expander lists them.
-
-Per position (vmap for batches):
-
-- ``legal_moves(pos) -> (int16 [218], int32 count)``, ``legal_mask(pos) -> bool [1858]``
-- ``play(pos, move) -> PositionArrays``
-- ``status(pos) -> int8 GameStatus`` (and ``repetitions`` for draws by repetition;
-  ``draw_claim`` for python-chess's draw claims, ``draw_claims`` for a batch)
-- ``encode(boards, repeated, turn, castling, rule50) -> float32 [112, 8, 8]``
-- ``key(pos) -> uint32 [2]``
-
-Batches: ``expand(parent, move, mate_check, mask) -> Expansion`` (the search's record);
-``perft``. At the boundary: ``from_board(chess.Board)``, ``to_board(pos)``.
-"""
+"""The rules of chess on the device (jax): bitboards over uint32 pairs, lc0's move space."""
 
 from __future__ import annotations
 

@@ -1,25 +1,4 @@
-"""Legal move generation for one position in the mover's frame, over bitboards.
-
-The side to move ("us") plays up the board (pawns step +8), as in lc0's policy, so a
-move's 1858 index is one bit of one target bitboard (``tables.GROUP``). Legality is
-built into the target sets with masks, as fast CPU generators do:
-
-- king moves avoid the *danger* squares (the enemy's attacks with our king lifted off
-  the board, so that it cannot step back along a checking ray);
-- other pieces must land on the *check mask*: every square without check, the checker
-  and the squares between it and the king under one check, nothing under two;
-- a *pinned* piece (the only piece between our king and an enemy slider on that line)
-  moves only along its pin's line (so it stays between the king and the pinner, or
-  captures the pinner);
-- en passant, which takes two pawns off one rank, is tested directly: is the king
-  attacked with the occupancy after the capture;
-- castling (chess960 included, king-to-rook as lc0 writes it) follows python-chess:
-  the king's and rook's paths and targets empty but for themselves, the king's squares
-  from its start to its target not attacked, its target not attacked once the rook
-  has moved.
-
-Written for one position and vmapped; the eight directions are a trailing axis.
-"""
+"""Legal move generation for one position in the mover's frame, over bitboards."""
 
 from __future__ import annotations
 

@@ -1,46 +1,4 @@
-"""The built-in evaluator: a hand-written chess heuristic behind the ``Model`` interface.
-
-No weights to load: ``builtin_model()`` returns a ``Model`` whose ``apply`` is a pure,
-jittable jax function of lc0's 112-plane input ``[B, 112, 8, 8]``. It only reads
-history slot 0 (planes 0..11: ours P N B R Q K, theirs P N B R Q K, in the side
-to move's frame: row = rank seen from the mover, col = file) and the rule50 plane
-(109). Its ``params`` are a small dict of float32 arrays (piece values,
-piece-square tables, weights), passed as data so they can be tuned or swapped
-without recompiling.
-
-Value: PeSTO material + piece-square tables, tapered between middle game and end
-game by the non-pawn material left, plus a one-move static-exchange "threat"
-term (the side to move may cash in its best capture; a second hanging piece of
-its own is likely lost) and an end-game mop-up term (with a clear lead: weak king
-to the edge, kings together), shrunk toward a draw as the rule50 count grows. The
-centipawn score is mapped to (win, draw, loss) by a logistic win expectancy with
-a draw margin: ``W = sigmoid((cp - m) / s)``, ``L = sigmoid((-cp - m) / s)``,
-``D = 1 - W - L`` (so the draw share shrinks as ``|cp|`` grows), the scale ``s``
-widening with ``|cp|`` so that big leads keep a slope.
-
-Policy: a score in pawns for each of lc0's 1858 moves, ``TABLE[kind, to] +
-FROM_TERM[from]`` where the kind (pawn push / capture, N B R Q K, q/r/b promotion
-push / capture) is read from the mover's square: captures by MVV-LVA with a
-static-exchange safety check of the destination, promotions (queen high,
-under-promotions low), checks (squares from which each piece type attacks the enemy
-king, sliders scanned with blockers; discovered checks ignored), rescuing a
-threatened piece (e.g. one attacked by an enemy pawn), piece-square gain, castling /
-early king moves, and the strong king walking toward the weak one in won end games.
-Scores are softly capped and scaled into logits. Illegal moves get arbitrary logits:
-the search masks them.
-
-Attack geometry uses row-packed uint8 bitboards ([..., 8] bytes, one per rank) and
-shifts; all tables are numpy constants built at import. The jitted function is a few
-dozen small fused kernels and one gather of [B, 1858].
-
-Attribution: the piece values and piece-square tables are PeSTO's, by Ronald Friederich
-(RofChade / PeSTO), as published on the Chess Programming Wiki's "PeSTO's Evaluation
-Function" page; source and licence notes are in ``tables`` and the repository's NOTICE.
-
-The code, by concern: ``tables`` (PeSTO tables, move kinds, ``default_params``),
-``geometry`` (bitboards, attacks, ``BoardFeatures``), ``evaluation`` (the value and its
-W/D/L mapping), ``policy`` (move scores); this module puts them behind ``Model``.
-"""
+"""The built-in evaluator: a hand-written chess heuristic behind the ``Model`` interface."""
 
 from __future__ import annotations
 

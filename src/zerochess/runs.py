@@ -1,4 +1,4 @@
-"""Run folders: the resolved config, the versions (provenance), and the resume checks.
+"""Run folders (the resolved config, versions, resume checks); run data as plain YAML/JSON.
 
 ``versions.yaml`` is written once, by the run that creates the folder: package versions,
 jax backend, the git commit of the code (dirty flag, diff hash) and the model file's
@@ -9,6 +9,7 @@ refused unless forced; a forced resume is appended to ``versions.yaml`` under
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import math
@@ -24,6 +25,23 @@ from zerochess.yaml_config import load_yaml_file
 CONFIG_FILE = "config.yaml"
 VERSIONS_FILE = "versions.yaml"
 FORCED_KEY = "forced_resumes"
+
+__all__ = ["CONFIG_FILE", "FORCED_KEY", "VERSIONS_FILE", "asdict_plain", "prepare_run_dir",
+           "versions", "write_json"]
+
+
+def asdict_plain(obj: Any) -> dict[str, Any]:
+    """A dataclass as a plain YAML-friendly dict (nested dataclasses and tuples, e.g.
+    ``SearchConfig.hybrid_ratio_schedule``'s pairs, become dicts and lists)."""
+    return {f.name: _field(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+
+
+def _field(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return asdict_plain(value)
+    if isinstance(value, (tuple, list)):
+        return [_field(v) for v in value]
+    return value
 
 
 def versions(model: str | None = None) -> dict[str, Any]:
