@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from zerochess.errors import ConfigError
-from zerochess.search.config import SearchParams
+from zerochess.search.params import SearchParams
 
 
 def _batch(params: SearchParams, name: str) -> int:
