@@ -1,9 +1,10 @@
 """The real ``zerochess uci`` process starts like an engine (issue 38): ``uciok`` before
 any program is compiled or loaded, ``info string`` progress on stdout and nothing else
 that is not UCI, ``readyok`` after the build; a ``setoption`` that needs a rebuild, then
-``go`` on a 1 s clock without ``isready``: the search gets its budget (playouts), not the
-policy move. And compile once per machine: the README's pure search, run twice in two
-processes after ``zerochess.enable_compile_cache``, compiles nothing the second time."""
+``go`` on a clock without ``isready``: the rebuild is not charged and the search gets its
+budget (playouts), not the policy move. And compile once per machine: the README's pure
+search, run twice in two processes after ``zerochess.enable_compile_cache``, compiles
+nothing the second time."""
 
 from __future__ import annotations
 
@@ -51,15 +52,22 @@ def test_uci_answers_at_once_reports_progress_and_never_charges_a_rebuild(tmp_pa
         progress = [x for x in seen if x.startswith("info string")]
         assert any("compiled program" in x for x in progress), seen
         assert progress[-1].startswith("info string ready in "), progress
-        proc.stdin.write("setoption name Threads value 2\nposition startpos moves e2e4\n"
-                         "go wtime 1000 btime 1000\n")
+        # a clock that leaves room for a search on a loaded 2-core machine (whose search
+        # floor can pass 1 s); that the rebuild is never charged, whatever it costs, is
+        # tests/test_uci_start.py's in-process check
+        proc.stdin.write("setoption name MoveOverheadMs value 0\n"
+                         "setoption name Threads value 2\nposition startpos moves e2e4\n"
+                         "go wtime 5000 btime 5000\n")
         start = len(seen)
         _until(proc, "bestmove", seen)
         search = seen[start:]
         assert not any("time trouble" in x for x in search), search
+        assert any("not charged to the clock" in x for x in search), search
         nodes = [int(x.split()[x.split().index("nodes") + 1]) for x in search
                  if x.startswith("info depth")]
-        assert nodes and nodes[-1] > 1, search
+        # the search ran (info lines; the time-trouble move prints none). Its node count
+        # is not checked: on a loaded machine smart pruning can end it after one playout
+        assert nodes and nodes[-1] >= 1, search
         proc.stdin.write("quit\n")
         proc.stdin.flush()
         assert proc.wait(60) == 0
