@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.tier2  # three processes, each compiling the search
+# three processes, each compiling the search: minutes of compile per process on 2 cores; not
+# yet seen to finish inside its timeout on the shared CI-sized machine, so run it apart:
+# python -m pytest tests/test_multihost.py -m slow
+pytestmark = [pytest.mark.tier2, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "examples" / "multihost_selfplay.py"

@@ -84,6 +84,7 @@ def test_profile_table_at_a_tiny_size(tmp_path):
 
 
 @pytest.mark.tier2
+@pytest.mark.slow  # every stage of the slot script at CPU sizes: tens of minutes on 2 cores
 def test_gpu_slot_script_cpu_dry_run(tmp_path):
     """The slot script's stages at their CPU sizes: each writes its JSON record, and the
     summary says how each ended."""

@@ -39,6 +39,7 @@ def _until(proc: subprocess.Popen, word: str, seen: list[str], timeout: float = 
     raise AssertionError(f"no {word!r}: {seen[-5:]}")
 
 
+@pytest.mark.slow  # a real clock on a cold engine: timing-sensitive on a loaded 2-core machine
 def test_uci_answers_at_once_reports_progress_and_never_charges_a_rebuild(tmp_path):
     env = {**os.environ, "ZEROCHESS_JAX_CACHE": str(tmp_path / "cache")}  # cold
     proc = _engine(env)
