@@ -29,7 +29,7 @@ def test_missing_stockfish_binary(name, tmp_path, monkeypatch):
     module = sys.modules[f"zerochess.experiments.{name}"]
     monkeypatch.setattr(module, "selfplay_points", lambda *a: played.append(a) or [])
     ctx = Context(name, "tiny", resolved, tmp_path / "run", progress=False)
-    with pytest.raises(ConfigError, match="stockfish not found: .*no-stockfish"):
+    with pytest.raises(ConfigError, match="stockfish not found: .* is not an executable file"):
         exp.run(ctx)  # ...and the run stops on it before playing a game
     assert played == []
     # none on PATH nor in the usual folders: the message says where it looked
