@@ -167,6 +167,19 @@ def hlo_ops(hlo_text: str) -> dict[str, Any]:
             "by_kind": dict(kinds.most_common(12)), "other_top": dict(other.most_common(12))}
 
 
+def _compiled_with_own_metadata(fn: Any, *args: Any) -> Any:
+    """``fn`` compiled for ``args``, its op names (the named scopes) its own: jax's
+    persistent cache leaves metadata out of its key, so a program another process compiled
+    from the same computation under other scopes would come back with their names."""
+    key = "jax_compilation_cache_include_metadata_in_key"
+    before = getattr(jax.config, key)
+    jax.config.update(key, True)
+    try:
+        return fn.lower(*args).compile()
+    finally:
+        jax.config.update(key, before)
+
+
 def bytes_accessed(compiled_fn: Any) -> float | None:
     """XLA's estimate of the bytes a compiled program reads and writes (None if the
     backend gives none)."""
@@ -294,7 +307,7 @@ def profile_point(model: Any, boards: Sequence[Any], batch: int, leaves: int, si
     for p in phases.values():
         p["share"] = p["ms"] / total if total > 0 else 0.0
 
-    one = progs["step"].lower(state, cache, limit, params, buckets).compile()
+    one = _compiled_with_own_metadata(progs["step"], state, cache, limit, params, buckets)
     (out / "step_hlo.txt").write_text(one.as_text())
     fused_ms = _median_ms(progs["step"], state, cache, limit, params, buckets,
                           repeats=repeats, fresh=2)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,4 +37,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise InputFileError(f"--timeline {timeline!r}: cannot write: {err.strerror}") \
                 from None
-    return run_uci(timeline=timeline)
+    code = run_uci(timeline=timeline)
+    # like lc0, quit ends the process at once: a background thread may still be loading or
+    # compiling a program inside XLA, and the interpreter's teardown around a thread in C++
+    # aborts the process (SIGABRT, "FATAL: exception not rethrown") instead of exiting 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
