@@ -21,8 +21,7 @@ CELL_TIMEOUT_S = 600
 # CI speed: XLA's CPU backend optimisations off. At the notebooks' CI scale the run is mostly
 # jit compilation (about 20 s per compiled search on 2 cores, 6 compiles in all), and this
 # cuts compile time by about a third while the (tiny) searches run a little slower.
-CI_XLA_FLAGS = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-                " --xla_cpu_use_fusion_emitters=false")  # as tests/conftest.py
+CI_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 def _ids(paths: list[Path]) -> list[str]:

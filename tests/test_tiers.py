@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,18 @@ def test_a_skip_fails_under_no_skips(pytester: pytest.Pytester, monkeypatch) -> 
     monkeypatch.delenv("ZEROCHESS_NO_SKIPS")
     pytester.runpytest("-p", "no_skips", "-p", "no:cacheprovider").assert_outcomes(
         skipped=1, passed=1)
+
+
+@pytest.mark.tier2  # collects 30 test files: ~30 s of imports
+def test_the_tiers_by_cost_name_collected_tests() -> None:
+    """Every node id ``tiers_by_cost`` moves is a test pytest collects: a renamed test or
+    parameter would otherwise fall back to its file's tier unnoticed."""
+    from tiers_by_cost import TO_SLOW, TO_TIER2
+
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                          "no:cacheprovider", *sorted({i.split("::")[0] for i in
+                                                        TO_TIER2 | TO_SLOW})],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    collected = set(run.stdout.split())
+    assert not (TO_TIER2 | TO_SLOW) - collected, sorted((TO_TIER2 | TO_SLOW) - collected)
+    assert not TO_TIER2 & TO_SLOW

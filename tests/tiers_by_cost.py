@@ -1,0 +1,77 @@
+"""Tiers by measured cost: the tests moved out of the tier their file's markers give them.
+
+The default tier must run in <= 15 minutes from an empty cache on the 2-core CI machine and
+both tiers in <= 40 (README, "Tests"). These lists come from one cold run of the whole
+suite (``--durations=0``, 2026-11-27, records/test_durations/): ``TO_TIER2`` are the
+default tier's tests of >= 19 s (compiling programs no other default-tier test shares),
+``TO_SLOW`` the second tier's largest tests that a cheaper second-tier test already covers
+(the larger matrix of a comparison, a longer game, an end-to-end experiment whose parts
+have their own tests). ``python -m pytest -m slow`` runs them; nothing here is deleted.
+The ids are exact pytest node ids; ``tests/test_tiers.py`` checks that each still names
+a collected test.
+"""
+
+from __future__ import annotations
+
+TO_TIER2 = frozenset({
+    "tests/test_device_search.py::test_search_function_equals_searcher_and_composes",
+    "tests/test_device_search.py::test_device_and_host_rules_give_identical_trees_small",
+    "tests/test_move_filter.py::test_filtered_search_equals_filtered_reference",
+    "tests/test_program_store.py::test_a_searcher_reloads_its_programs_without_tracing[4]",
+    "tests/test_device_rules.py::test_root_mate_check_equals_the_hosts",
+    "tests/test_pipeline_threads.py::test_threaded_shards_grow_the_same_trees_from_two_threads",
+    "tests/test_device_search.py::test_cpu_shards_search_side_by_side_as_one_after_the_other",
+    "tests/test_certainty.py::test_bounds_equal_reference[L1]",
+    "tests/test_contempt_options.py::test_search_equals_reference[L8-temperature-hybrid]",
+    "tests/test_device_rules.py::test_expand_equals_host_expander[False]",
+    "tests/test_step_copies.py::test_the_sizes_are_the_trees_own",
+    "tests/test_games_networks.py::test_evaluation_cache_never_answers_for_other_params",
+    "tests/test_smart_pruning.py::test_stops_where_reference_stops[1.33]",
+    "tests/test_uci_time_manager.py::test_sudden_death_40_move_game_with_a_40_move_horizon[600000-100]",
+    "tests/test_contempt_options.py::test_search_equals_reference[L3-schedule]",
+    "tests/test_uci_driver.py::test_no_compile_inside_searches_after_warmup",
+    "tests/test_certainty.py::test_mates_are_proven_and_scored_as_python_chess",
+    "tests/test_device_rules.py::test_random_games_agree_with_python_chess",
+    "tests/test_search_properties.py::test_sharding_does_not_change_results",
+    "tests/test_search_properties.py::test_frozen_nodes_follow_frozen_distribution",
+    "tests/test_gather_reference.py::test_in_flight_after_a_gather_equals_reference[2]",
+    "tests/test_cli.py::test_epd_batch_and_ids",
+    "tests/test_certainty.py::test_bounds_equal_reference[L4]",
+    "tests/test_analysis_protocol.py::test_the_evaluation_cache_is_on_and_reaches_the_searcher",
+    "tests/test_games_networks.py::test_training_hook_plays_the_games_loop_games",
+    "tests/test_fuzz.py::test_search_fuzz",
+    "tests/test_multileaf.py::test_full_edge_pool_stops_expanding_cleanly[1]",
+    "tests/test_gather_reference.py::test_full_tree_drops_like_the_reference",
+    "tests/test_multileaf.py::test_position_only_cache_key_hits_transpositions",
+    "tests/test_builtin.py::test_mcts_search_finds_tactics",
+    "tests/test_moves_left.py::test_moves_left_search_equals_reference[L1-strong]",
+    "tests/test_chess960.py::test_search_plays_chess960_castling",
+    "tests/test_multileaf.py::test_full_edge_pool_stops_expanding_cleanly[4]",
+    "tests/test_env.py::test_mctx_gumbel_example_plays_legal_games_in_one_jit",
+    "tests/test_rules.py::test_expand_matches_python_chess_random_games",
+    "tests/test_move_filter.py::test_results_show_only_searched_root_moves",
+    "tests/test_device_rules.py::test_mate_check_finds_the_first_mate_in_index_order",
+    "tests/test_cli.py::test_epd_results_print_batch_by_batch",
+    "tests/test_gather_reference.py::test_multi_leaf_search_equals_reference[L8-collisions]",
+    "tests/test_certainty.py::test_lost_position_scores_negative_mate",
+    "tests/test_cli.py::test_analyse_json_schema_and_policy",
+    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[4-1]",
+    "tests/test_bench_analysis.py::test_positions_beyond_the_sample_cycle_with_other_continuations",
+    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[8-2]",
+    "tests/test_pipeline_threads.py::test_a_shared_cache_keeps_one_expanding_thread_and_runs_networks_beside_it",
+    "tests/test_multileaf.py::test_time_limit_stops_the_run",
+    "tests/test_search_properties.py::test_full_tree_stops_cleanly",
+    "tests/test_smart_pruning.py::test_off_by_default_and_one_legal_move_stops_at_once",
+})
+
+TO_SLOW = frozenset({
+    "tests/test_train_run.py::test_train_efficiency_experiment_end_to_end",
+    "tests/test_device_rules.py::test_more_random_games_agree_with_python_chess",
+    "tests/test_train_run.py::test_a_run_on_device_rules_plays_the_host_runs_games",
+    "tests/test_device_search.py::test_device_and_host_rules_give_identical_trees[16-0]",
+    "tests/test_device_search.py::test_device_and_host_rules_give_identical_trees[1-4096]",
+    "tests/test_selfplay.py::test_resume_after_interruption",
+    "tests/test_device_selfplay.py::test_games_are_legal_and_end_as_python_chess_says",
+    "tests/test_selfplay.py::test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges",
+    "tests/test_selfplay.py::test_batch_independence_with_per_tree_seeds",
+})
