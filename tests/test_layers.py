@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from zerochess.source_imports import imported_modules, lazy_exports, module_file, module_name
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "zerochess"
 ROW = re.compile(r"^\| (\d+) \| `zerochess\.([a-z_0-9]+)` \| .* \| ([a-z_0-9, -]+) \|$")
@@ -34,52 +36,6 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _runtime_nodes(tree: ast.AST):
-    """The tree's nodes, less what sits under ``if TYPE_CHECKING:`` (never run)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                stack.extend(child.orelse)
-            else:
-                stack.append(child)
-
-
-def imported_modules(path: Path, text: str | None = None) -> set[str]:
-    """The zerochess modules the file ``path`` (its source ``text``, default read from
-    it) imports at run time (``from zerochess import x`` counts as ``zerochess.x`` where x
-    is a submodule, else as the package root)."""
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    text = path.read_text(encoding="utf-8") if text is None else text
-    found = set()
-    for node in _runtime_nodes(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "zerochess"}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module or ""
-            if source.split(".")[0] != "zerochess":
-                continue
-            for alias in node.names:
-                sub = f"{source}.{alias.name}"
-                rel = Path(*sub.split(".")[1:])
-                is_module = ((PACKAGE / rel).with_suffix(".py").exists()
-                             or (PACKAGE / rel / "__init__.py").exists())
-                found.add(sub if is_module else source)
-    return found
-
-
 def violations(rows: dict[str, tuple[int, set[str]]], extra: dict[Path, str] | None = None
                ) -> tuple[list[str], dict[str, set[str]]]:
     """(imports the table forbids, the units each unit imports) over the package's files
@@ -87,14 +43,14 @@ def violations(rows: dict[str, tuple[int, set[str]]], extra: dict[Path, str] | N
     bad, uses = [], {}
     files = {p: None for p in sorted(PACKAGE.rglob("*.py"))} | (extra or {})
     for path, text in files.items():
-        module = _module_name(path)
+        module = module_name(path, PACKAGE)
         unit = _unit(module)
         if not unit:  # the package root re-exports lazily; it is outside the layers
             continue
         if unit not in rows:
             bad.append(f"{module}: zerochess.{unit} has no row in docs/DESIGN.md's table")
             continue
-        for target in sorted(imported_modules(path, text)):
+        for target in sorted(imported_modules(path, PACKAGE, text)):
             other = _unit(target)
             if other in ("", unit):
                 continue
@@ -141,7 +97,7 @@ def test_the_check_catches_an_upward_import() -> None:
     assert len(probe_bad) == 2, probe_bad
     assert "imports zerochess.games.loop (layer 6)" in probe_bad[0]
     assert "imports zerochess.uci.driver (layer 6)" in probe_bad[1]
-    assert imported_modules(PACKAGE / "uci" / "protocol.py") >= {"zerochess.positions"}
+    assert imported_modules(PACKAGE / "uci" / "protocol.py", PACKAGE) >= {"zerochess.positions"}
 
 
 def test_the_device_core_imports_without_python_chess() -> None:
@@ -161,3 +117,52 @@ def test_the_device_core_imports_without_python_chess() -> None:
                                             "PYTHONPATH": str(REPO / "src")})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "facade blocked", done.stdout
+
+
+def _ast_imports(path: Path) -> set[str]:
+    """What ``imported_modules`` should find in ``path``, from Python's own parser (the
+    reference: every Import/ImportFrom node, less those under ``if TYPE_CHECKING:``)."""
+    module = module_name(path, PACKAGE)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    stack, found = [ast.parse(path.read_text(encoding="utf-8"))], set()
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                stack.extend(child.orelse)
+            else:
+                stack.append(child)
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "zerochess"}
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")
+            source = (".".join(parts[:len(parts) - node.level + 1] + [node.module or ""])
+                      .rstrip(".") if node.level else node.module or "")
+            if source.split(".")[0] == "zerochess":
+                lazy = lazy_exports(source, PACKAGE)
+                found |= {f"{source}.{a.name}" if module_file(f"{source}.{a.name}", PACKAGE)
+                          else lazy.get(a.name, source) for a in node.names}
+    return found
+
+
+def test_the_import_scan_agrees_with_python_s_parser() -> None:
+    """The one import parser (a line scan, shared with the program store) finds what
+    ``ast`` finds in every module, and skips a docstring's example, a string and a
+    TYPE_CHECKING block; comments and parentheses in a multi-line import do not stop it."""
+    differ = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        scan, ref = imported_modules(path, PACKAGE), _ast_imports(path)
+        if scan != ref:
+            differ[module_name(path, PACKAGE)] = (sorted(scan - ref), sorted(ref - scan))
+    assert not differ, differ
+    probe = ('"""Doc.\n\n    from zerochess.cli import main\n"""\n'
+             "from typing import TYPE_CHECKING\n"
+             "if TYPE_CHECKING:\n    from zerochess.games import loop\n"
+             "else:\n    from zerochess.errors import quote\n"
+             "from zerochess.search import (  # (a comment with parentheses)\n"
+             "    step,  # the step\n    tree as t,\n)\n"
+             "x = '''\nimport zerochess.uci\n'''\n"
+             "def f():\n    from . import view\n")
+    assert imported_modules(PACKAGE / "search" / "_probe.py", PACKAGE, probe) == {
+        "zerochess.errors", "zerochess.search.step", "zerochess.search.tree",
+        "zerochess.search.view"}

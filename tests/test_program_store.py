@@ -28,7 +28,7 @@ def store(tmp_path, monkeypatch):
     """A fresh store directory for the test; the programs held in memory are dropped
     before and after (as in a new process)."""
     directory = tmp_path / "programs"
-    monkeypatch.setattr(program_store, "DIRECTORY", str(directory))
+    monkeypatch.setattr(program_store.disk, "DIRECTORY", str(directory))
     program_store.clear()
     yield directory
     program_store.clear()
@@ -89,20 +89,20 @@ def test_another_environment_or_source_never_loads(store, monkeypatch):
     _make()(x, y, 3)
     program_store.clear()
     real = program_store.environment_key()
-    monkeypatch.setattr(program_store, "environment_key", lambda: real.replace(
+    monkeypatch.setattr(program_store.identity, "environment_key", lambda: real.replace(
         jax.__version__, jax.__version__ + ".other"))
     before = dict(program_store.STATS)
     np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
     assert _delta(before)["loaded"] == 0 and _delta(before)["compiled"] == 1
     # the same environment, edited sources
-    monkeypatch.setattr(program_store, "environment_key", lambda: real)
-    monkeypatch.setattr(program_store, "source_digest", lambda key, root=None: "edited")
+    monkeypatch.setattr(program_store.identity, "environment_key", lambda: real)
+    monkeypatch.setattr(program_store.sources, "source_digest", lambda key, root=None: "edited")
     program_store.clear()
     before = dict(program_store.STATS)
     np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
     assert _delta(before)["loaded"] == 0 and _delta(before)["compiled"] == 1
     monkeypatch.undo()
-    monkeypatch.setattr(program_store, "DIRECTORY", str(store))
+    monkeypatch.setattr(program_store.disk, "DIRECTORY", str(store))
     program_store.clear()
     before = dict(program_store.STATS)
     _make()(x, y, 3)  # and the unchanged ones load
@@ -211,7 +211,7 @@ def test_a_stored_program_that_fails_to_run_is_compiled_again(store, caplog, mon
 
         return None if found is None else (fail, found[1])
 
-    monkeypatch.setattr(program_store, "load", broken_load)
+    monkeypatch.setattr(program_store.disk, "load", broken_load)
     with caplog.at_level(logging.WARNING, logger="zerochess.programs"):
         np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
     assert len(calls) == 1
@@ -257,7 +257,7 @@ def test_donation_and_state_programs_after_a_load(store):
 
 
 def test_store_off_keeps_programs_in_memory(tmp_path, monkeypatch):
-    monkeypatch.setattr(program_store, "DIRECTORY", "")
+    monkeypatch.setattr(program_store.disk, "DIRECTORY", "")
     program_store.clear()
     x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
     before = dict(program_store.STATS)
@@ -321,7 +321,7 @@ def test_the_store_is_kept_to_its_cap_least_recently_used_first(store, monkeypat
     program_store.clear()
     _make()(x, y, 2)  # ...but loading the first makes it the most recently used
     assert first.stat().st_mtime > 2_000
-    monkeypatch.setattr(program_store, "MAX_BYTES", int(2.5 * size))  # two files, not three
+    monkeypatch.setattr(program_store.disk, "MAX_BYTES", int(2.5 * size))  # two files, not three
     _make()(x, y, 4)  # a third file: over the cap, so the least recently used goes
     assert first.exists() and not second.exists()
     assert len(_files(store)) == 2
@@ -351,7 +351,7 @@ def test_preloading_loads_last_times_programs_ahead_and_computes_the_same(store)
     assert program_store.STATS["preloaded"] - before.get("preloaded", 0) == 1
     assert _delta(before) == {"traced": 0, "compiled": 0, "loaded": 1, "stored": 0,
                               "rejected": 0, "memory_only": 0}
-    assert program_store._PRELOADED == {}  # the unused one is not kept
+    assert program_store.disk._PRELOADED == {}  # the unused one is not kept
     # the manifest now lists only the program this block used
     program_store.clear()
     with program_store.preloading("warm-up A") as submitted:

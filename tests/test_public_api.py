@@ -22,8 +22,10 @@ from pathlib import Path
 
 import zerochess
 from zerochess import errors
+from zerochess.source_imports import module_file
 
 REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "zerochess"
 
 
 def test_every_export_resolves_to_its_home_module() -> None:
@@ -149,3 +151,55 @@ def test_every_public_module_has_an_explicit_all_that_resolves() -> None:
         assert isinstance(module.__all__, list | tuple), name
         missing = [n for n in module.__all__ if not hasattr(module, n)]
         assert not missing, (name, missing)
+
+
+# records/ scripts that time the library's internals themselves (kept as the record of how
+# their figures were made; they cannot be written against the public API)
+RECORD_INTERNALS = {
+    # times search.history/loop/tree functions against a candidate rewrite of them
+    "records/benchmarks/device_step_profile/step_parts.py",
+    # switches the search pipeline's host threads off (no public switch: on for CPUs)
+    "records/benchmarks/cpu_dispatch_concurrency/cpu_dispatch_concurrency.py",
+}
+
+
+def _imports_in(source: str):
+    """(module, name or None) of every zerochess import in ``source``, and in the string
+    constants that are code themselves (the worker programs scripts run in subprocesses)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and "zerochess" in node.value and "import" in node.value:
+            try:
+                yield from _imports_in(node.value)
+            except SyntaxError:
+                continue
+        elif isinstance(node, ast.Import):
+            yield from ((a.name, None) for a in node.names
+                        if a.name.split(".")[0] == "zerochess")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == \
+                "zerochess":
+            yield from ((node.module, a.name) for a in node.names)
+
+
+def test_records_scripts_use_public_names_or_bench_modes() -> None:
+    """Every script under records/ imports public names (``PUBLIC_MODULES``' ``__all__``)
+    or the ``__all__`` of ``zerochess bench``'s own modules (the bench modes and their
+    parts), never a private name; ``RECORD_INTERNALS`` lists the exceptions and why."""
+    bad, checked = [], 0
+    scripts = sorted(REPO.glob("records/**/*.py"))
+    assert {str(p.relative_to(REPO)) for p in scripts} >= RECORD_INTERNALS
+    for path in scripts:
+        where = str(path.relative_to(REPO))
+        if where in RECORD_INTERNALS:
+            continue
+        for module, name in _imports_in(path.read_text(encoding="utf-8")):
+            checked += 1
+            if name is not None and module_file(f"{module}.{name}", PACKAGE) is not None:
+                module, name = f"{module}.{name}", None  # a module, by name
+            bench = module.startswith("zerochess.bench.")
+            if module not in zerochess.PUBLIC_MODULES and not bench:
+                bad.append(f"{where}: {module}{'.' + name if name else ''} (internal)")
+            elif name is not None and name not in importlib.import_module(module).__all__:
+                bad.append(f"{where}: from {module} import {name} (not in its __all__)")
+    assert checked >= 50
+    assert not bad, "\n".join(bad)

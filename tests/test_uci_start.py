@@ -192,8 +192,8 @@ def test_build_progress_lines():
 
     def make(options, progress):
         progress("the search's steps")
-        program_store._tell("compiled", "zerochess.search.loop.select/state", 2.5)
-        program_store._tell("loaded", "zerochess.search.view.read_trees", 0.01)
+        program_store.jit._tell("compiled", "zerochess.search.loop.select/state", 2.5)
+        program_store.jit._tell("loaded", "zerochess.search.view.read_trees", 0.01)
         return _Driver()
 
     from zerochess.uci.engine import _Output

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from zerochess.games.match import match_result
+from zerochess.games import match_result
 
 PLAYERS = ("zerochess", "lc0")
 

@@ -82,11 +82,13 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.user_files",  # opening a user's file with bounded reads (open_user_file)
     "zerochess.chess.policy_map",  # lc0's 1858 move indices <-> python-chess moves
     "zerochess.chess.actions",  # decode_actions: env/search actions -> chess.Move, UCI
+    "zerochess.chess.encoding",  # encode_board: lc0's 112 input planes of a game
     "zerochess.chess.backend",  # Rules, HostRules, DeviceRules, make_rules
     "zerochess.chess.device",  # the rules as jax functions (legal_moves, play, status, ...)
     "zerochess.env",  # Env, State: a pgx-style environment on the device rules
     "zerochess.neural",  # Model, load_model, make_resnet, load_lc0
     "zerochess.neural.lc0_export",  # export_lc0: a trained network as an lc0 file
+    "zerochess.neural.lc0_weights",  # read_lc0_file, lc0_params: an lc0 file's network
     "zerochess.search",  # Searcher, SearchConfig, results, MoveFilter
     "zerochess.search.compiled",  # search(): the whole search as one pure jax function
     "zerochess.search.per_player",  # stack_players, for_player: settings by mover in jit
@@ -99,6 +101,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "zerochess.training.device_selfplay",  # play(): self-play as one compiled scan
     "zerochess.training.targets",  # value targets from rewards; dense/slot, packed/full
     "zerochess.training.config",  # NetworkConfig and the YAML schema of ``zerochess train``
+    "zerochess.training.run",  # build_network, trained_params, network_match: a run's nets
     "zerochess.uci",  # the UCI engine (``zerochess uci``)
     "zerochess.bench",  # ``zerochess bench``
     "zerochess.cli",  # the ``zerochess`` command

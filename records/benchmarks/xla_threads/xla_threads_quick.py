@@ -24,10 +24,10 @@ VARIANTS = {"default": "", "single_thread": ("--xla_cpu_multi_thread_eigen=false
 
 CHILD = """
 import json, sys
-from zerochess.bench.throughput import Expander, bench_positions, run_ours
+from zerochess.bench.throughput import bench_positions, run_ours
 from zerochess.neural import load_model
-model, boards, ex = load_model("resnet:2x32"), bench_positions(), Expander()
-points = [run_ours(model, boards, 256, 64, expander=ex, seed=10 * r).as_dict()
+model, boards = load_model("resnet:2x32"), bench_positions()
+points = [run_ours(model, boards, 256, 64, seed=10 * r).as_dict()
           for r in range(int(sys.argv[1]))]
 print(json.dumps(points))
 """

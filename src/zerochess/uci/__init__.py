@@ -4,8 +4,8 @@ Modules: ``protocol`` (command parsing), ``options`` (lc0 option table and the m
 ``SearchConfig``), ``stoppers`` and ``time_manager`` (lc0's stoppers; legacy, smooth,
 alphazero and simple managers), ``scores`` (cp / mate / WDL conversions), ``info``
 (info lines, VerboseMoveStats, ponder rewrite), ``driver`` (the seam to the search
-core), ``engine`` (command dispatch, search thread, ``run_uci``), ``timeline`` (where a
-search's time goes).
+core), ``engine`` (command dispatch, ``run_uci``), ``search_job`` (one ``go``: the search
+thread), ``timeline`` (where a search's time goes).
 """
 
 from __future__ import annotations

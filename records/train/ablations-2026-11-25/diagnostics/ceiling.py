@@ -3,7 +3,7 @@ import sys, dataclasses, time
 from pathlib import Path
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, network_match
-from zerochess.training.selfplay_data import Player
+from zerochess.training import Player
 from zerochess.neural import load_model
 
 nodes, games, cap, mate = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"

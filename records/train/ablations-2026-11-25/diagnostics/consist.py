@@ -3,7 +3,7 @@ import numpy as np, chess, jax
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, trained_params
 from zerochess.chess.encoding import encode_board
-from zerochess.search.api import Searcher
+from zerochess.search import Searcher
 cfg = TrainConfig.load(sys.argv[1]); out = sys.argv[2]
 _, model = build_network(cfg.network)
 gen, params = trained_params(cfg, out)

@@ -2,7 +2,7 @@ import sys, dataclasses, time
 from pathlib import Path
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, network_match, trained_params
-from zerochess.training.selfplay_data import Player
+from zerochess.training import Player
 cfg = TrainConfig.load(sys.argv[1]); out = sys.argv[2]; nodes = int(sys.argv[3]); games = int(sys.argv[4]); cap = int(sys.argv[5])
 _, model = build_network(cfg.network)
 gen, params = trained_params(cfg, out)

@@ -2,7 +2,6 @@ import sys, glob, csv, random
 import numpy as np, chess
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, trained_params
-from zerochess.training.selfplay_data import material_balance
 from zerochess.chess.encoding import encode_board
 cfg = TrainConfig.load(sys.argv[1]); out = sys.argv[2]
 _, model = build_network(cfg.network)
@@ -26,6 +25,10 @@ def ev(p, pl):
     w = np.asarray(jax.nn.softmax(o.wdl_logits, -1))
     return w[:, 0] - w[:, 2]
 v = ev(params, planes); v0 = ev(model.params, planes)
+POINTS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
+def material_balance(b):  # white's material minus black's, in pawns
+    return sum(p * (len(b.pieces(k, chess.WHITE)) - len(b.pieces(k, chess.BLACK)))
+               for k, p in POINTS.items())
 mat = np.array([material_balance(b) * (1 if b.turn else -1) for b in boards])
 print("gen", gen, "n", len(boards), "corr(v, material)", np.corrcoef(v, mat)[0, 1], "initial", np.corrcoef(v0, mat)[0, 1])
 for lo, hi in [(-99, -5), (-5, -2), (-2, 3), (3, 6), (6, 99)]:

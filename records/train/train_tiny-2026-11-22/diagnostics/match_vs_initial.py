@@ -2,8 +2,8 @@ import sys, dataclasses, time
 from pathlib import Path
 from zerochess.training.config import TrainConfig
 from zerochess.training.run import build_network, network_match, trained_params
-from zerochess.training.selfplay_data import Player
-from zerochess.games.config import OpeningSpec
+from zerochess.training import Player
+from zerochess.games import OpeningSpec
 run, games, nodes, plies = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cfg = TrainConfig.load(f"{run}/config.yaml")
 _, model = build_network(cfg.network)
