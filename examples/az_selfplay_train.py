@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+import zerochess
 from zerochess import SearchConfig
 from zerochess.chess.actions import actions_to_uci
 from zerochess.env import Env
@@ -117,6 +118,8 @@ def main() -> None:
     parser.add_argument("--model", default="resnet:1x16")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # compiled programs kept on disk: a second run of this script compiles nothing
+    zerochess.enable_compile_cache()
     model = load_model(args.model)
     one_round, opt = make_round(model, args.games, args.plies, args.simulations, args.steps)
     settings = make_settings(model, args.games)

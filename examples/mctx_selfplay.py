@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
+import zerochess
 from zerochess.env import Env, State, auto_reset
 from zerochess.neural import load_model
 
@@ -73,6 +74,8 @@ def main() -> None:
     parser.add_argument("--model", default="resnet:1x8")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # compiled programs kept on disk: a second run of this script compiles nothing
+    zerochess.enable_compile_cache()
     model = load_model(args.model)
     play = make_selfplay(model, args.games, args.plies, args.simulations)
     final, (actions, rewards, terminated) = play(model.params, jax.random.PRNGKey(args.seed))

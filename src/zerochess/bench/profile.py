@@ -138,27 +138,33 @@ def hlo_ops(hlo_text: str) -> dict[str, Any]:
     by_phase: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     other: Counter[str] = Counter()
-    todo, seen = [entry], {entry}
+    # an op inside a branch or loop body whose own name has no phase (jax names a cond
+    # branch's ops "branch_1_fun/...", outside the scope around the cond) takes the phase
+    # of the op that calls its computation
+    todo, seen = [(entry, "other")], {entry}
     while todo:
-        for line in comps.get(todo.pop(), []):
+        comp_name, outer = todo.pop()
+        for line in comps.get(comp_name, []):
             found = _OPCODE.search(line.split(" = ", 1)[1])
             if not found:
                 continue  # parameter(0), constant(1), ...
             opcode = found.group(1)
-            if opcode in _CONTROL:
-                for comp in _called(line):
-                    if comp not in seen:
-                        seen.add(comp)
-                        todo.append(comp)
-            if opcode in SKIPPED_OPS or opcode in _CONTROL:
-                continue
-            kinds[opcode] += 1
             name = op_name(line)
             if name is None and opcode == "fusion":
                 called = _called(line)
                 name = fused_name(called[0]) if called else None
-            phase = (_scope_of(name) if name
-                     else "copy (XLA)" if opcode == "copy" else "other")
+            phase = _scope_of(name) if name else "other"
+            if phase == "other":
+                phase = outer if outer != "other" else (
+                    "copy (XLA)" if opcode == "copy" and not name else "other")
+            if opcode in _CONTROL:
+                for comp in _called(line):
+                    if comp not in seen:
+                        seen.add(comp)
+                        todo.append((comp, phase))
+            if opcode in SKIPPED_OPS or opcode in _CONTROL:
+                continue
+            kinds[opcode] += 1
             by_phase[phase] += 1
             if phase == "other":
                 other[f"{opcode} {'/'.join(name.split('/')[-2:]) if name else '-'}"] += 1

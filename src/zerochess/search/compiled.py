@@ -75,8 +75,10 @@ def network(apply_fn: Callable, model_params: Any, net: step.NetInputs, rows: in
             ) -> tuple[step.LeafOutputs, chex.Array]:
     """``step.network`` with bool [R]: the row's network outputs were not finite."""
     size = net.temperature.shape[0]
-    part = jax.tree.map(lambda a: a[:rows], net.inputs)
-    out, bad = step.evaluate_checked(apply_fn, model_params, part, net.temperature[:rows])
+    with jax.named_scope("network"):  # the profile's phase (zerochess.bench.profile)
+        part = jax.tree.map(lambda a: a[:rows], net.inputs)
+        out, bad = step.evaluate_checked(apply_fn, model_params, part,
+                                         net.temperature[:rows])
     return jax.tree.map(lambda a: jnp.zeros((size, *a.shape[1:]), a.dtype).at[:rows].set(a),
                         (out, bad))
 
