@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if item.get_closest_marker("lc0") or {"maia", "lc0"} & set(item.fixturenames):
             item.add_marker(pytest.mark.tier2)
-        if item.nodeid in TO_TIER2:
+        if {item.nodeid, item.nodeid.split("::")[0]} & TO_TIER2:
             item.add_marker(pytest.mark.tier2)
         if item.nodeid in TO_SLOW:
             item.add_marker(pytest.mark.slow)

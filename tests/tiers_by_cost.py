@@ -3,12 +3,13 @@
 The default tier must run in <= 15 minutes from an empty cache on the 2-core CI machine and
 both tiers in <= 40 (README, "Tests"). These lists come from one cold run of the whole
 suite (``--durations=0``, 2026-11-27, records/test_durations/): ``TO_TIER2`` are the
-default tier's tests of >= 19 s (compiling programs no other default-tier test shares),
+default tier's tests of >= 19 s, then of >= 27 s in a second cold run of what remained
+(each compiles programs few other default-tier tests share),
 ``TO_SLOW`` the second tier's largest tests that a cheaper second-tier test already covers
 (the larger matrix of a comparison, a longer game, an end-to-end experiment whose parts
 have their own tests). ``python -m pytest -m slow`` runs them; nothing here is deleted.
-The ids are exact pytest node ids; ``tests/test_tiers.py`` checks that each still names
-a collected test.
+The ids are exact pytest node ids, or a file's path for all its tests;
+``tests/test_tiers.py`` checks that each still names a collected test.
 """
 
 from __future__ import annotations
@@ -62,6 +63,38 @@ TO_TIER2 = frozenset({
     "tests/test_multileaf.py::test_time_limit_stops_the_run",
     "tests/test_search_properties.py::test_full_tree_stops_cleanly",
     "tests/test_smart_pruning.py::test_off_by_default_and_one_legal_move_stops_at_once",
+    # a second cold run of the default tier (20:17): the compile the first moves left
+    # behind, paid by the next test of the same programs
+    "tests/test_uci_driver.py::test_a_position_that_continues_the_game_reuses_the_tree",
+    "tests/test_gather_reference.py::test_multi_leaf_search_equals_reference[L3-contempt-absfpu]",
+    "tests/test_step_copies.py::test_no_tree_array_is_copied_inside_a_loop[select]",
+    "tests/test_mate_check.py::test_mate_check_after_tree_reuse",
+    "tests/test_smart_pruning.py::test_stops_where_reference_stops[4.0]",
+    "tests/test_moves_left.py::test_moves_left_search_equals_reference[L1-mid]",
+    "tests/test_mate_check.py::test_builtin_proves_mate_in_two",
+    "tests/test_contempt_options.py::test_search_equals_reference[L8-linear-T0]",
+    "tests/test_pipeline_threads.py::test_progress_reports_the_whole_batch_from_threads",
+    "tests/test_fuzz.py::test_run_count_fuzz",
+    "tests/test_cli.py::test_table_output",
+    "tests/test_mate_check.py::test_mate_check_search_equals_reference[L1]",
+    "tests/test_search_properties.py::test_invariants",
+    "tests/test_search_idle_shard.py::test_a_shard_without_work_runs_like_one_shard",
+    "tests/test_multileaf.py::test_multi_leaf_invariants[8-2]",
+    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[4-2]",
+    "tests/test_mctx.py::test_alphazero_selection_reproduces_mctx_muzero_policy",
+    "tests/test_games_networks.py::test_params_groups_do_not_change_the_games",
+    "tests/test_kld_stop.py::test_stops_where_lc0s_stopper_stops",
+    "tests/test_multileaf.py::test_cache_gives_equal_results_and_hits[1-1]",
+    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[1-1]",
+    "tests/test_multileaf.py::test_cache_gives_equal_results_and_hits[4-2]",
+    "tests/test_move_filter.py::test_other_trees_of_the_batch_do_not_see_a_filter",
+    # whole files whose module fixture compiles what every test of the file searches with
+    "tests/test_uci_driver.py",
+    "tests/test_step_copies.py",
+    # the rest of the tests on test_games_networks' ``plain`` games (its fixture's compile)
+    "tests/test_games_networks.py::test_per_player_params_equal_a_model_holding_them",
+    "tests/test_games_networks.py::test_on_search_reports_every_search",
+    "tests/test_games_networks.py::test_capped_games_value_targets_by_material",
 })
 
 TO_SLOW = frozenset({
