@@ -5,4 +5,4 @@ import sys
 from zerochess.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["analysis", *sys.argv[1:]]))
+    sys.exit(main(["analysis", *sys.argv[1:]], process=True))

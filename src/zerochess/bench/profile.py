@@ -138,33 +138,27 @@ def hlo_ops(hlo_text: str) -> dict[str, Any]:
     by_phase: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     other: Counter[str] = Counter()
-    # an op inside a branch or loop body whose own name has no phase (jax names a cond
-    # branch's ops "branch_1_fun/...", outside the scope around the cond) takes the phase
-    # of the op that calls its computation
-    todo, seen = [(entry, "other")], {entry}
+    todo, seen = [entry], {entry}
     while todo:
-        comp_name, outer = todo.pop()
-        for line in comps.get(comp_name, []):
+        for line in comps.get(todo.pop(), []):
             found = _OPCODE.search(line.split(" = ", 1)[1])
             if not found:
                 continue  # parameter(0), constant(1), ...
             opcode = found.group(1)
-            name = op_name(line)
-            if name is None and opcode == "fusion":
-                called = _called(line)
-                name = fused_name(called[0]) if called else None
-            phase = _scope_of(name) if name else "other"
-            if phase == "other":
-                phase = outer if outer != "other" else (
-                    "copy (XLA)" if opcode == "copy" and not name else "other")
             if opcode in _CONTROL:
                 for comp in _called(line):
                     if comp not in seen:
                         seen.add(comp)
-                        todo.append((comp, phase))
+                        todo.append(comp)
             if opcode in SKIPPED_OPS or opcode in _CONTROL:
                 continue
             kinds[opcode] += 1
+            name = op_name(line)
+            if name is None and opcode == "fusion":
+                called = _called(line)
+                name = fused_name(called[0]) if called else None
+            phase = (_scope_of(name) if name
+                     else "copy (XLA)" if opcode == "copy" else "other")
             by_phase[phase] += 1
             if phase == "other":
                 other[f"{opcode} {'/'.join(name.split('/')[-2:]) if name else '-'}"] += 1
@@ -174,9 +168,9 @@ def hlo_ops(hlo_text: str) -> dict[str, Any]:
 
 
 def _compiled_with_own_metadata(fn: Any, *args: Any) -> Any:
-    """``fn`` compiled for ``args``, its op names (the named scopes) its own: jax's
-    persistent cache leaves metadata out of its key, so a program another process compiled
-    from the same computation under other scopes would come back with their names."""
+    """``fn`` compiled for ``args`` with its own op names (the named scopes): jax's
+    persistent cache leaves metadata out of its key, so the same computation compiled
+    earlier under other names (e.g. by an older zerochess) would come back with those."""
     key = "jax_compilation_cache_include_metadata_in_key"
     before = getattr(jax.config, key)
     jax.config.update(key, True)

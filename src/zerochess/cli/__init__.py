@@ -57,7 +57,7 @@ def _enable_compilation_cache() -> None:
     compile_cache.enable()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, process: bool | None = None) -> int:
     """Run ``zerochess ARGS``; returns the exit status (2 for bad input, 130 on Ctrl-C).
 
     Ctrl-C prints one line and exits 130, whenever it comes: during the command (the
@@ -65,10 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     interpreter shuts down (thread pools joining, atexit callbacks): once the command
     has returned or been interrupted, a SIGINT ends the process at once without a
     traceback. What was written stays written (run folders are kept consistent for
-    SIGKILL too). Only the command itself (``argv`` None) takes over SIGINT this way.
+    SIGKILL too). Only the command itself (``argv`` None, or ``process``) takes over
+    SIGINT this way.
     """
     args = build_parser().parse_args(argv)
-    process = argv is None  # the command itself (not a caller's main([...])): owns SIGINT
+    # the command itself (not a caller's main([...])): owns SIGINT; ``python -m
+    # zerochess.uci`` passes its argv and ``process=True``
+    process = argv is None if process is None else process
     interrupted = False
     if process:
         _exit_on_lost_interrupts(getattr(args, "interrupted", "interrupted"))
@@ -76,7 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _sigterm_interrupts()
     try:
         _enable_compilation_cache()  # imports jax: seconds, interruptible like the rest
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        if process and getattr(args, "exit_at_once", False):
+            # an engine's background threads may still be loading or compiling programs
+            # inside XLA: finalizing the interpreter under them aborts (SIGABRT) instead
+            # of exiting; like lc0, ``quit`` ends the process now
+            _exit_now(status)
+        return status
     except KeyboardInterrupt:
         interrupted = True
         if process:

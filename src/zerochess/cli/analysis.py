@@ -11,7 +11,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analysis", help="KataGo-style JSON analysis engine on stdin/stdout",
                        description="JSON queries in, JSON responses out (docs/ANALYSIS.md).")
     add_arguments(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, exit_at_once=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warmup", action="store_true",
                    help="compile (once per machine) what the engine runs at its default "
                         "settings, then exit (zerochess warmup uci)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, exit_at_once=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,10 +35,4 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise InputFileError(f"--timeline {timeline!r}: cannot write: {err.strerror}") \
                 from None
-    code = run_uci(timeline=timeline)
-    # like lc0, quit ends the process at once: a background thread may still be loading or
-    # compiling a program inside XLA, and the interpreter's teardown around a thread in C++
-    # aborts the process (SIGABRT, "FATAL: exception not rethrown") instead of exiting 0
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    return run_uci(timeline=timeline)
