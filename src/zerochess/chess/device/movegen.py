@@ -1,4 +1,8 @@
-"""Legal move generation for one position in the mover's frame, over bitboards."""
+"""Legal move generation for one position in the mover's frame, over bitboards.
+
+The entry points are jitted: a search calls them several times per step (expansion, the
+mate check, en-passant checks), and jax then traces and lowers each once per shape.
+"""
 
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ def sides_from_codes(codes: jax.Array) -> tuple[Side, Side]:
     return Side(boards[:6]), Side(boards[6:])
 
 
+@jax.jit
 def attacked(target: Bitboard, occupied: Bitboard, them: Side, them_pawns: Bitboard
              ) -> jax.Array:
     """bool [...]: some square of ``target`` [...] is attacked by ``them`` with
@@ -76,6 +81,7 @@ def attacked(target: Bitboard, occupied: Bitboard, them: Side, them_pawns: Bitbo
     return hit.any() | (rays & them.sliders()).any().any(axis=-1)
 
 
+@jax.jit
 def targets(us: Side, them: Side, castle_rooks: jax.Array, ep: jax.Array) -> Targets:
     """The legal moves of one position (mover's frame), as target bitboards.
 
@@ -177,6 +183,7 @@ def targets(us: Side, them: Side, castle_rooks: jax.Array, ep: jax.Array) -> Tar
     return Targets(groups=groups, in_check=num_checkers > 0, ep_legal=ep_ok.any())
 
 
+@jax.jit
 def generate(us: Side, them: Side, castle_rooks: jax.Array, ep: jax.Array) -> Generated:
     """The legal moves of one position (mover's frame) as a mask over lc0's indices
     (arguments as ``targets``)."""

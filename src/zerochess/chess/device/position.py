@@ -88,6 +88,7 @@ class Played(NamedTuple):
     piece_type: jax.Array  # int32 1..6 of the moving piece
 
 
+@jax.jit
 def apply_move(pos: PositionArrays, move: jax.Array) -> Played:
     """Play lc0 move ``move`` (int, mover's frame; assumed legal) in ``pos``; a negative
     index plays nothing (the child is ``pos`` itself)."""
@@ -205,6 +206,7 @@ class Described(NamedTuple):
     in_check: jax.Array  # bool
 
 
+@jax.jit
 def describe(pos: PositionArrays) -> Described:
     """The legal moves and status of ``pos``, whose ``ep`` may be any candidate square
     (it is kept only if an en-passant capture onto it is legal)."""
