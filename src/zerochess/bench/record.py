@@ -1,12 +1,4 @@
-"""What every ``zerochess bench --json FILE`` record carries, whatever the mode.
-
-A record is ``{"record": header, ...the mode's figures}``; the header names the mode and
-its command line, the date, the machine (CPU, cores, memory, load average before and
-after), python/jax versions and backend, the git commit of the code (with a dirty flag),
-the models with their file SHA-256, and a free-text ``note`` (``--note``: e.g. "shared
-machine, preliminary"). Modes call :func:`header` at the start and :func:`finish` at the
-end (the load average then tells a reader whether the machine was quiet).
-"""
+"""What every ``zerochess bench --json FILE`` record carries, whatever the mode."""
 
 from __future__ import annotations
 
