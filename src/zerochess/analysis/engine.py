@@ -82,7 +82,7 @@ def git_hash() -> str:
 
 
 class Engine:
-    """The analysis engine over a ``SlotBatch`` (see the module docstring).
+    """The analysis engine over a ``SlotBatch`` (see docs/DESIGN.md).
 
     Args:
       settings: engine settings (slots, tree size, defaults of every query).

@@ -35,7 +35,7 @@ GPU_TINY = {"models": ("resnet:1x8",), "points": ((2, 1), (2, 4)), "sims": 16}
 
 def run_point(model: Any, boards: Sequence[chess.Board], batch: int, leaves: int,
               sims: int, rules: str | None = None) -> dict[str, Any]:
-    """One timed search of ``batch`` positions (see the module docstring); ``rules``: the
+    """One timed search of ``batch`` positions (see docs/DESIGN.md); ``rules``: the
     rules backend (default: ``Searcher``'s for this machine)."""
     rows = fill(boards, batch)
     searcher = Searcher(model, max_nodes=sims + 1, leaves_per_step=leaves, rules=rules)

@@ -173,7 +173,7 @@ def bytes_accessed(compiled_fn: Any) -> float | None:
 
 
 def _phase_programs(searcher: Searcher, num_leaves: int) -> dict[str, Callable]:
-    """The phases of one step as separate jitted functions (see the module docstring)."""
+    """The phases of one step as separate jitted functions (see docs/DESIGN.md)."""
     apply_fn = searcher.model.apply
     history = searcher.cache_history_length
     expand_fn = searcher.rules.device_expand
@@ -213,7 +213,7 @@ def _phase_programs(searcher: Searcher, num_leaves: int) -> dict[str, Callable]:
 def profile_point(model: Any, boards: Sequence[Any], batch: int, leaves: int, sims: int,
                   out_dir: str | Path, repeats: int = 5, trace: bool = True
                   ) -> dict[str, Any]:
-    """The profile table of one point (see the module docstring); the trace goes to
+    """The profile table of one point (see docs/DESIGN.md); the trace goes to
     ``out_dir/trace``.
 
     Args:

@@ -86,7 +86,7 @@ def backend_label() -> str:
 
 def header(mode: str, models: Sequence[str] = (), note: str | None = None,
            argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """The record header at the start of a run (see the module docstring)."""
+    """The record header at the start of a run (see docs/DESIGN.md)."""
     return {
         "schema": SCHEMA,
         "mode": mode,

@@ -312,8 +312,8 @@ def _same_game(row: Mapping[str, Any], pgn_row: Mapping[str, Any]) -> bool:
 class GameWriter:
     """Appends each finished game to ``games.pgn`` and ``games.csv`` (flushed per game).
 
-    On opening an existing run folder it keeps the games that are complete (see the
-    module docstring), rewrites both files to hold exactly those (in PGN order), and
+    On opening an existing run folder it keeps the games that are complete (see
+    docs/DESIGN.md), rewrites both files to hold exactly those (in PGN order), and
     reports them in ``completed`` (their CSV rows in ``rows``) so the runner skips them.
     ``notes`` says what was repaired.
     """

@@ -308,7 +308,7 @@ def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expans
 
 @dataclasses.dataclass
 class Programs:
-    """The compiled programs of one ``Searcher`` and batch shape (see the module docstring)."""
+    """The compiled programs of one ``Searcher`` and batch shape (see docs/DESIGN.md)."""
 
     select: Callable  # (state, limit) -> (state, leaves, request, left)
     evaluate: Callable  # (state, cache, leaves, expansion, rows) -> (prepared, outputs)
@@ -434,7 +434,7 @@ def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | 
     """``run_pipeline`` from one host thread: every shard's lanes in turn (``cancelled``
     set: as past the deadline).
 
-    ``groups`` lanes per shard are kept in flight (see the module docstring). A lane
+    ``groups`` lanes per shard are kept in flight (see docs/DESIGN.md). A lane
     cycles: its leaves are fetched and expanded on the host; its ``prepare`` is
     dispatched; then the ``finish_select`` of the lane evaluated before it (back up, then
     gather that lane's next group); then this lane's ``network``. So the other lane's

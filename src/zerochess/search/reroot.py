@@ -103,7 +103,7 @@ class Plan(NamedTuple):
 def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Array) -> Plan:
     """The new root of one tree, its subtree (the evaluated nodes below it), the two-folds
     that subtree drops (a two-fold draw whose one earlier occurrence is a node the advance
-    leaves above the root: the module docstring), the kept nodes' new indices (their old
+    leaves above the root: docs/DESIGN.md), the kept nodes' new indices (their old
     order) and their edges' new runs (one contiguous run each, in node order, the root's
     at 0).
 
@@ -243,7 +243,7 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
     """The kept nodes' edges of one tree (its nodes already moved) re-packed in place, up
     to the new ``edge_count`` only, ``EDGE_BLOCK`` entries at a time; child links
     re-indexed (unlinked where the child was not kept); search-contempt frozen counts
-    for the new parity (the module docstring). Returns the tree and the new root's pool
+    for the new parity (docs/DESIGN.md). Returns the tree and the new root's pool
     priors as they were (float16 [K]: read in the loop, as a read of the pool outside it
     would make XLA copy the pool).
 
@@ -283,7 +283,7 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
 def advance_trees(tree: Tree, params: SearchParams, root_policy: chex.Array,
                   moves: chex.Array, plies: chex.Array, history: RootHistory
                   ) -> tuple[Tree, chex.Array, chex.Array, chex.Array]:
-    """Advance every tree of a batch by its moves (see the module docstring).
+    """Advance every tree of a batch by its moves (see docs/DESIGN.md).
 
     Args:
       tree: the trees [B], no visits in flight.

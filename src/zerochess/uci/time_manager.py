@@ -419,7 +419,7 @@ class SmoothStopper(SearchStopper):
 
 
 class SmoothTimeManager(TimeManager):
-    """lc0's smooth manager (``stoppers/smooth.cc``); see the module docstring."""
+    """lc0's smooth manager (``stoppers/smooth.cc``); see docs/DESIGN.md."""
 
     name = "smooth"
 

@@ -37,7 +37,7 @@ class NullTimeline:
 
 
 class Timeline(NullTimeline):
-    """Appends one JSON line per search to ``path`` (see the module docstring)."""
+    """Appends one JSON line per search to ``path`` (see docs/DESIGN.md)."""
 
     enabled = True
 
