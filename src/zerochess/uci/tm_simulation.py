@@ -148,7 +148,7 @@ def table(specs: list[str], moves: list[int], seeds: int = 5,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m zerochess.uci.tm_simulation",
-                                 description=__doc__.splitlines()[0])
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", action="append", help="TimeManager value (repeatable); "
                     f"default: {', '.join(SPECS)}")
     ap.add_argument("--moves", type=int, nargs="+", default=[40, 60])
