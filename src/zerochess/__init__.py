@@ -1,14 +1,7 @@
 """zerochess: JAX-accelerated batched MCTS for chess research.
 
-The public API is ``zerochess.__all__`` (below) and the ``__all__`` of the packages named
-in ``PUBLIC_MODULES``; ``docs/DESIGN.md`` ("Public API") says what each holds. Every other
-module (``zerochess.search.step``, ``zerochess.chess.rules``, ...) and every name starting
-with ``_`` is internal: used by the package itself, free to change between versions.
-
-Exports load lazily, so that ``import zerochess`` and ``import zerochess.chess`` (e.g. in
-the host worker processes) do not load jax; type checkers and IDEs see the real imports
-(the ``TYPE_CHECKING`` block).
-"""
+Public API: ``zerochess.__all__`` and the packages in ``PUBLIC_MODULES`` (``docs/DESIGN.md``,
+"Public API"); every other module is internal."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
-"""jax's persistent compilation cache for zerochess: compiled search programs are kept on
-disk, so a second process skips XLA compilation (``zerochess analyse`` starts in ~2 s
-instead of ~15 s). ``zerochess.enable_compile_cache()`` is the one public call: code
-that runs zerochess's pure functions (``search.compiled.search``, ``Env``,
-``training.device_selfplay.play``) under its own ``jax.jit`` calls it once, and a second
-process on the machine compiles nothing the first compiled. Library code never calls it
-behind the user's back (``Searcher`` and the CLI call ``enable`` for their own programs,
-which leaves a directory the user set alone).
+"""jax's persistent compilation cache for zerochess: a second process skips XLA compilation.
 
-The directory is ``$ZEROCHESS_JAX_CACHE`` if set (empty: off), else
-``$XDG_CACHE_HOME/zerochess/jax`` (``~/.cache/zerochess/jax``). The search's programs
-contain no host callbacks, so jax can store them (the mctx comparators' cannot be).
+Example (code that runs zerochess's pure functions under its own ``jax.jit``)::
+
+    import zerochess
+    zerochess.enable_compile_cache()   # $ZEROCHESS_JAX_CACHE, else ~/.cache/zerochess/jax
 """
 
 from __future__ import annotations

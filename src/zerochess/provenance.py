@@ -1,11 +1,4 @@
-"""Where a result came from: package versions, the git commit of the code, the model file.
-
-Every run folder (``versions.yaml``) and every benchmark record (``zerochess bench --json``)
-carries :func:`provenance`: python and the packages a result depends on, the jax backend,
-the git commit of the zerochess checkout it ran from (with a dirty flag and a hash of the
-uncommitted diff) and the SHA-256 of the model file. No jax import at module level: the
-backend is read only when asked for.
-"""
+"""Where a result came from: package versions, the git commit of the code, the model file."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Run folders (the resolved config, versions, resume checks); run data as plain YAML/JSON.
-
-``versions.yaml`` is written once, by the run that creates the folder: package versions,
-jax backend, the git commit of the code (dirty flag, diff hash) and the model file's
-SHA-256 (:func:`zerochess.provenance.provenance`). A resume under other versions is
-refused unless forced; a forced resume is appended to ``versions.yaml`` under
-``forced_resumes`` (time, the differences, the versions it ran under), never silently.
-"""
+"""Run folders (the resolved config, versions, resume checks); run data as plain YAML/JSON."""
 
 from __future__ import annotations
 

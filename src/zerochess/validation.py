@@ -1,16 +1,5 @@
 """Checks of scalar settings (counts, seeds, reals, flags, names) shared by every entry
-point: the library API, ``SearchConfig``, YAML configs and the command line.
-
-Each check returns the value in its canonical Python type or raises ``ConfigError``
-(``zerochess.errors``) naming the setting and quoting the value; ``error`` picks another
-``UserError`` kind (a callable taking the message, e.g. the analysis engine's
-``FieldError`` bound to its field). This is the one validation helper: YAML configs,
-``SearchConfig``, the analysis engine's JSON fields, the CLI and the library API use
-it. Nothing is coerced silently: ``16.5`` is not a count, ``"3"`` is not a seed,
-``True`` is not a number, ``inf``/``nan`` are not settings. A float that holds an
-integer exactly (``16.0``, YAML's ``1.0e6``) is accepted as a count, except where
-``exact`` asks for an integer type (JSON input).
-"""
+point: the library API, ``SearchConfig``, YAML configs and the command line."""
 
 from __future__ import annotations
 

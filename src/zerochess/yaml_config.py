@@ -1,21 +1,4 @@
-"""Reading YAML configs safely: bounded size, bounded alias expansion, no duplicate keys.
-
-``yaml.safe_load`` alone lets three kinds of document through:
-
-- a "billion laughs" document: a few lines of anchors and aliases (``&a [*b, *b, ...]``)
-  that load into a small shared object but expand to billions of values as soon as
-  anything walks them (a ``repr``, a validation loop, saving the config back). The
-  loader here counts the values the document holds with every alias expanded (linear in
-  the document, never expanding anything) and refuses one beyond ``MAX_YAML_VALUES``,
-  as hardened YAML tooling does (e.g. Go's yaml.v3 and Kubernetes' alias budget);
-  a recursive alias is refused too;
-- duplicate keys, at the top level or nested: ``safe_load`` keeps the last one
-  silently. Here they are an error naming both lines (merge keys, ``<<: *base``, still
-  override as YAML defines);
-- a file that is not a regular file or is huge: read through ``zerochess.user_files``.
-
-Every refusal is a ``ConfigError`` naming the file.
-"""
+"""Reading YAML configs safely: bounded size, bounded alias expansion, no duplicate keys."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Analysis: one-call ``analyse`` for notebooks, and the KataGo-style JSON analysis engine.
-
-- :func:`analyse` / :func:`search_config` (``quick``): search positions as one batch, in-process.
-- ``zerochess analysis`` (``engine``): JSON lines on stdin/stdout, asynchronous, with
-  priorities, partial reports and continuous batching over a fixed number of tree slots.
-- :class:`Client` (``client``): drives an engine subprocess from Python.
-
-Exports are lazy: ``Client`` does not import jax (the engine runs in its own process).
-"""
+"""Analysis: one-call ``analyse`` for notebooks, and the KataGo-style JSON analysis engine."""
 
 from __future__ import annotations
 

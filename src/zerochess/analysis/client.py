@@ -1,17 +1,10 @@
-"""``Client``: drive a ``zerochess analysis`` engine subprocess from Python.
+"""``Client``: drive a ``zerochess analysis`` engine subprocess from Python. Example::
 
     from zerochess.analysis import Client
 
     with Client(slots=8) as engine:
         [final] = engine.analyse(moves=["e2e4", "e7e5"], maxVisits=200)
         final["moveInfos"][0]["move"], final["rootInfo"]["winrate"]
-
-        ids = [engine.submit(initialFen=fen, moves=[], maxVisits=400) for fen in fens]
-        for qid in ids:                      # or iterate engine.responses() as they come
-            print(engine.wait(qid)[0]["moveInfos"][0]["pv"])
-
-The client never imports jax (the engine runs in its own process). Every line the engine
-writes is kept, with its arrival time, in ``received``.
 """
 
 from __future__ import annotations

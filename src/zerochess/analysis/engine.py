@@ -1,17 +1,4 @@
-"""``zerochess analysis``: a KataGo-style JSON analysis engine with continuous batching.
-
-One JSON query per line on stdin, one JSON response per line on stdout, asynchronous and
-in any order (KataGo's analysis engine protocol adapted to chess: see docs/ANALYSIS.md).
-
-Threads: a reader parses and checks input lines (errors and warnings are written at
-once) and hands queries and actions to the main thread through a FIFO; the main thread
-owns the queue, the slots and the device batch. It loops: take in new items, fill free
-slots from the priority queue, run the busy trees of the highest priority among them a
-short chunk of simulations (one network batch per step serves all those queries; lower
-priorities wait, in their slots, until no higher one is searching), then report finished
-trees (freeing their slots at once) and partial results that are due. Closing stdin
-finishes the queued work and exits.
-"""
+"""``zerochess analysis``: a KataGo-style JSON analysis engine with continuous batching."""
 
 from __future__ import annotations
 
@@ -95,7 +82,7 @@ def git_hash() -> str:
 
 
 class Engine:
-    """The analysis engine over a ``SlotBatch`` (see the module docstring).
+    """The analysis engine over a ``SlotBatch`` (see docs/DESIGN.md).
 
     Args:
       settings: engine settings (slots, tree size, defaults of every query).

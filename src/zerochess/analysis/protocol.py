@@ -1,14 +1,4 @@
-"""The analysis protocol's input side: one line in, a validated query or action out.
-
-KataGo's analysis-engine queries (``cpp/command/analysis.cpp``) adapted to chess: a
-position is ``initialFen`` + UCI ``moves``; Go-only fields (rules, komi, ownership, board
-sizes) are unknown fields. A bad line gives exactly one error message
-(``{"error", "field", "id"}``, or ``{"error"}`` alone when the line has no usable id); a
-query that is accepted may also give warnings (unknown fields, clamped values).
-
-Nothing here runs a search: ``parse_line`` only reads, checks and replays moves with
-python-chess, so it runs on the engine's reader thread.
-"""
+"""The analysis protocol's input side: one line in, a validated query or action out."""
 
 from __future__ import annotations
 

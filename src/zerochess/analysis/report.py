@@ -1,12 +1,4 @@
-"""The analysis protocol's output side: KataGo-style responses with chess fields.
-
-Values are from the side to move unless the query asks for ``reportAnalysisWinratesAs``
-WHITE or BLACK. ``winrate``/``drawrate`` are W and D of the WDL, ``q`` = W - L + draw score
-* D (lc0's Q), ``scoreCp`` the centipawns lc0 (and ``zerochess uci``/``analyse``) print for
-these values with lc0's default ``ScoreType`` ``WDL_mu``, ``scoreMate`` mate in moves (positive:
-the side to move mates) where the search proved it, ``lcb`` a lower confidence bound of
-the winrate.
-"""
+"""The analysis protocol's output side: KataGo-style responses with chess fields."""
 
 from __future__ import annotations
 

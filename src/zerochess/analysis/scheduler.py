@@ -1,13 +1,4 @@
-"""Continuous batching on the host: a priority queue of positions and the tree slots.
-
-Every requested turn of a query is one ``Job``. Jobs wait in a ``JobQueue`` (higher
-priority first, then arrival, as KataGo); ``Slots`` holds the job searched in each of the
-B trees of the device batch. A job leaves its slot as soon as it is finished or
-terminated, and the next job takes the slot (lc3's streaming / LLM servers' continuous
-batching). When no slot is free, a queued job of a higher priority pre-empts a searching
-job of a lower one, which goes back to the queue and starts over later. Pure Python: no
-device state here (see ``slots.SlotBatch``).
-"""
+"""Continuous batching on the host: a priority queue of positions and the tree slots."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""Settings of the analysis engine: command-line flags, an optional YAML file, defaults.
-
-The file holds engine keys (snake_case) and a ``search:`` mapping of ``SearchConfig``
-keys, the defaults of every query (a query's ``overrideSettings`` replaces them per tree,
-as data). Example::
+"""Settings of the analysis engine: command-line flags (which win), an optional YAML file,
+defaults. Example file::
 
     model: builtin
     slots: 32
     max_visits: 400
-    report_analysis_winrates_as: SIDETOMOVE
     search: {cpuct: 1.745, n_scl: null}
-
-Command-line flags win over the file. Unknown keys are an error that names them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """The device side of continuous batching: B search trees, one per slot, refilled one
-slot at a time without recompiling.
-
-``SlotBatch`` is the one place that knows how the engine drives the ``Searcher``. A slot
-is refilled with ``Searcher.reset`` (slots, configs, seeds and the query's move filters
-are data, so every refill reuses the compiled programs).
-"""
+slot at a time without recompiling."""
 
 from __future__ import annotations
 

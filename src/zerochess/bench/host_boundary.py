@@ -1,19 +1,4 @@
-"""The host boundary: the cost per leaf of expanding a position on the host.
-
-zerochess expands a batch of leaves with :func:`zerochess.chess.rules.expand_batch`
-(parent position arrays + an 1858 move index in, child arrays + its legal moves as 1858
-indices + its game status out). Plain python-chess baselines doing the same work per leaf
-(play the move, list the child's legal moves, ask whether the game is over):
-
-- ``fen``: ``Board(fen)`` + ``push`` + ``list(legal_moves)`` + ``is_game_over()``: the
-  position travels as a FEN string (about half of this cost is parsing it);
-- ``copy``: a resident board per leaf: ``board.copy(stack=False)`` + ``push`` + ... ;
-- ``push_pop``: a resident board per leaf: ``push`` + ... + ``pop`` (no copy at all).
-
-The fastest of the resident baselines is the fair reference (``ratio_vs_fastest``); the
-FEN one is kept for comparison with earlier figures. All are best of ``repeats``
-single-threaded passes; the default ``Expander`` (worker processes) is timed too.
-"""
+"""The host boundary: the cost per leaf of expanding a position on the host."""
 
 from __future__ import annotations
 

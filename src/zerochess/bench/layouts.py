@@ -1,14 +1,4 @@
-"""``zerochess bench --layouts``: throughput of one process by how it uses the cores.
-
-zerochess can split a batch into shards searched by parallel threads (``Searcher(...,
-shards=k)``) and expand leaves inline or in worker processes (``Expander(0)`` or
-``Expander()``). This mode measures every combination for each model at one (B, S), which
-is what the defaults (1 shard for the ``light`` built-in evaluator, ``min(cores, 4)`` for
-networks; workers when there is more than one core) are chosen from.
-
-Full run: the built-in evaluator and an SE-ResNet 2x32 at B=256, S=64, and an SE-ResNet
-6x64 at B=64, S=200. ``--quick``: the built-in evaluator and the 2x32 net at B=64, S=32.
-"""
+"""``zerochess bench --layouts``: throughput of one process by how it uses the cores."""
 
 from __future__ import annotations
 

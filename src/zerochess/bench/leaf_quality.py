@@ -1,15 +1,4 @@
-"""``zerochess bench --leaf-quality``: what gathering L leaves per step costs in search quality.
-
-At the same number of visits, searches with L leaves per step (two groups in flight, so
-up to 2 L visits in flight per tree: the configuration the speed figures use) are
-compared with the one-leaf search (L = 1) on Maia-sampled positions with Maia-1900
-(``lc0_peer.peer_positions``): the share of positions with the same best move, and the
-mean KL(L = 1 || L) of the root visit distributions (``lc0_peer.kl_divergence``).
-Each L is also compared with lc0 at its default minibatch (and lc0 with
-``MinibatchSize=1``, lc0's own one-leaf search, with lc0 at its default: lc0's cost of
-batching) on the same positions. lc0's default parameters on both sides, smart pruning
-off, a fresh tree per position.
-"""
+"""``zerochess bench --leaf-quality``: what gathering L leaves per step costs in search quality."""
 
 from __future__ import annotations
 

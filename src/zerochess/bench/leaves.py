@@ -1,18 +1,4 @@
-"""``zerochess bench --leaves``: simulations/s over batch size B x leaves per step L.
-
-For every model (the built-in evaluator and an SE-ResNet), every B and every L of the
-grid: ``Searcher(model, max_nodes=S + 1, leaves_per_step=L)`` with its defaults (two
-groups of leaves in flight when L > 1, two shards when L = 1 and B >= 16), the
-seeded middlegame positions of ``fixtures.bench_positions`` cycled to B, one warm-up
-search that compiles (excluded), then one timed ``init`` + ``run(S)``. Also reported:
-the network rows used / available (rows of the evaluation batches the network ran on)
-and the host's share of the time (expanding leaves with python-chess).
-
-``--gpu-grid`` measures the points the issue asks of an accelerator (B=1 L=256; B=1024
-L=1 and L=8; S=800; a 6x64 and a 15x768 SE-ResNet with random weights) and, for each,
-the network alone on evaluation batches of the same size (B x L rows): the physical
-limit of the search's throughput. ``--tiny`` shrinks either grid to a smoke test.
-"""
+"""``zerochess bench --leaves``: simulations/s over batch size B x leaves per step L."""
 
 from __future__ import annotations
 
@@ -49,7 +35,7 @@ GPU_TINY = {"models": ("resnet:1x8",), "points": ((2, 1), (2, 4)), "sims": 16}
 
 def run_point(model: Any, boards: Sequence[chess.Board], batch: int, leaves: int,
               sims: int, rules: str | None = None) -> dict[str, Any]:
-    """One timed search of ``batch`` positions (see the module docstring); ``rules``: the
+    """One timed search of ``batch`` positions (see docs/DESIGN.md); ``rules``: the
     rules backend (default: ``Searcher``'s for this machine)."""
     rows = fill(boards, batch)
     searcher = Searcher(model, max_nodes=sims + 1, leaves_per_step=leaves, rules=rules)

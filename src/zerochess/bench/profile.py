@@ -1,28 +1,5 @@
 """``zerochess bench --device-search --profile [DIR]``: where a step of the compiled device
-search spends its time, on any backend.
-
-Method (written into the table as ``method``):
-
-- ``step_ms``: a whole search of B trees to S simulations (``Searcher(rules="device",
-  shards=1)``, warm) divided by its steps; ``host_ms_per_step`` is the host's work between
-  the compiled calls (``PipelineStats.host_s``) per step.
-- Phase shares by ablation: each phase of a step (``select``, ``rules`` (expand and
-  legality), ``mate_check``, ``prepare``, ``network``, ``finish`` (write, backup,
-  certainty propagation, cache)) compiled on its own and timed on the inputs of one step
-  taken from the middle of the search (after S / 2 simulations): the median of
-  ``repeats`` calls. A share is a phase's time over the phases' sum; ``fused_step_ms``
-  (the one-step program as the loop runs it) shows what fusing them gains or loses.
-- HLO ops per step: the instructions of the compiled one-step program (``run_steps`` with
-  one step; fused computations counted as one op each, so on a GPU about one kernel each;
-  parameters, constants, tuples and bitcasts left out), split by the named scope of each
-  op's metadata (``jax.named_scope`` in ``loop.select``, ``step``, the device rules).
-- Bytes accessed per simulation: XLA's ``compiled.cost_analysis()`` of the one-step
-  program (and of each phase) over the B x L simulations of a step. XLA counts a loop's
-  body once, so the walks (the gather's descent, the backup) count one level.
-- The trace: ``jax.profiler.trace`` around one more search (``trace/`` in DIR, with a
-  Perfetto ``.json.gz``); open it with Perfetto or TensorBoard's profile plugin. Its
-  device ops carry the same scope names.
-"""
+search spends its time, on any backend."""
 
 from __future__ import annotations
 
@@ -196,7 +173,7 @@ def bytes_accessed(compiled_fn: Any) -> float | None:
 
 
 def _phase_programs(searcher: Searcher, num_leaves: int) -> dict[str, Callable]:
-    """The phases of one step as separate jitted functions (see the module docstring)."""
+    """The phases of one step as separate jitted functions (see docs/DESIGN.md)."""
     apply_fn = searcher.model.apply
     history = searcher.cache_history_length
     expand_fn = searcher.rules.device_expand
@@ -236,7 +213,7 @@ def _phase_programs(searcher: Searcher, num_leaves: int) -> dict[str, Callable]:
 def profile_point(model: Any, boards: Sequence[Any], batch: int, leaves: int, sims: int,
                   out_dir: str | Path, repeats: int = 5, trace: bool = True
                   ) -> dict[str, Any]:
-    """The profile table of one point (see the module docstring); the trace goes to
+    """The profile table of one point (see docs/DESIGN.md); the trace goes to
     ``out_dir/trace``.
 
     Args:

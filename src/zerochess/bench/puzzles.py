@@ -1,15 +1,4 @@
-"""``zerochess bench --puzzles``: mate puzzles solved at the first move.
-
-The set (``data/mate_puzzles.csv``, built by ``experiments/build_mate_puzzles.py`` from
-the CC0 Lichess puzzle database) holds mate-in-1 and mate-in-2 puzzles. A puzzle is
-solved when the search's best move mates (mate in 1) or forces mate in 2 (brute force
-with python-chess: any winning key move counts, as on Lichess). Rates carry a 95%
-Wilson interval. Each row: network, search (``puct``; ``contempt`` with N_scl 5),
-certainty propagation on/off, the mate check on/off (``SearchConfig.mate_check``; both
-for a network whose default is on, i.e. the built-in evaluator), visits, and the host
-time spent expanding leaves (python-chess; the mate check's cost). The JSON record is
-rewritten after every row, so an interrupted run keeps its finished rows.
-"""
+"""``zerochess bench --puzzles``: mate puzzles solved at the first move."""
 
 from __future__ import annotations
 

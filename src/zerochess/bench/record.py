@@ -1,12 +1,4 @@
-"""What every ``zerochess bench --json FILE`` record carries, whatever the mode.
-
-A record is ``{"record": header, ...the mode's figures}``; the header names the mode and
-its command line, the date, the machine (CPU, cores, memory, load average before and
-after), python/jax versions and backend, the git commit of the code (with a dirty flag),
-the models with their file SHA-256, and a free-text ``note`` (``--note``: e.g. "shared
-machine, preliminary"). Modes call :func:`header` at the start and :func:`finish` at the
-end (the load average then tells a reader whether the machine was quiet).
-"""
+"""What every ``zerochess bench --json FILE`` record carries, whatever the mode."""
 
 from __future__ import annotations
 
@@ -94,7 +86,7 @@ def backend_label() -> str:
 
 def header(mode: str, models: Sequence[str] = (), note: str | None = None,
            argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """The record header at the start of a run (see the module docstring)."""
+    """The record header at the start of a run (see docs/DESIGN.md)."""
     return {
         "schema": SCHEMA,
         "mode": mode,

@@ -1,14 +1,5 @@
 """``zerochess bench --rules``: expansions/s of the device rules against the host expander
-(python-chess on every core) and pgx's ``step``, on the same positions and moves.
-
-An *expansion* is what the search asks of the rules for a new leaf: play one move and
-describe the child (position, legal moves in lc0's 1858 space, status), the host
-``Expander``'s ``Expansion`` record. pgx's ``step`` does the same work in its own move
-space (play, legal-action mask, terminal checks). The 112-plane encoding is timed on its
-own. Positions: ``fixtures.bench_positions`` (seeded middlegames) cycled to B; moves:
-one seeded random legal move each. Every timing is the best of ``repeats`` calls after a
-warm-up call that compiles. Ends with ``ratio_device_vs_host_rules: X`` at B = 1,024.
-"""
+(python-chess on every core) and pgx's ``step``, on the same positions and moves."""
 
 from __future__ import annotations
 

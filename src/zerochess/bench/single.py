@@ -99,7 +99,7 @@ def agreement(a: Sequence[str], b: Sequence[str]) -> float:
 
 def run_single(model: Any, lc0_path: str, weights: str, grid: dict[str, Any],
                log: Any = print) -> dict[str, Any]:
-    """Every configuration of ``grid`` at every visit count; see the module docstring."""
+    """Every configuration of ``grid`` at every visit count; see docs/DESIGN.md."""
     out: dict[str, Any] = {"machine": machine_info(), "grid": {k: v for k, v in grid.items()},
                            "rows": []}
     count = max(grid["positions"].values())

@@ -1,20 +1,4 @@
-"""``zerochess bench --smart-pruning``: visits saved by smart pruning, and what it costs.
-
-lc0 stops a search early when the best move cannot change in the visits left
-(``SmartPruningFactor``, default 1.33 in its UCI engine; 0 = off). This mode searches the
-same positions with a visit budget ``V`` once per factor (0 first) and reports, per
-factor: the visits actually spent (mean per position, share of the budget, share
-saved), the best-move agreement with the unpruned search (factor 0) with a 95% Wilson
-interval, and, when the lc0 program and Maia-1900 are installed, the agreement with
-lc0's own best move at ``V`` nodes with smart pruning off (the reference of
-``bench --vs-lc0``), and lc0's own figure: its nodes and best-move agreement with
-``SmartPruningFactor`` 1.33 against 0.
-
-Positions: the seeded Maia-1900 games of ``bench --vs-lc0`` (``peer_positions``), one
-batch; network Maia-1900 (``--models`` to change it; ``--tiny``: the built-in evaluator,
-8 positions, 64 visits, no lc0; ``--positions``/``--visits`` override). The JSON
-record is rewritten after every factor.
-"""
+"""``zerochess bench --smart-pruning``: visits saved by smart pruning, and what it costs."""
 
 from __future__ import annotations
 

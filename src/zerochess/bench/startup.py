@@ -1,26 +1,4 @@
-"""``zerochess bench --startup``: how long a new process takes to answer, cold and warm.
-
-Three start-ups, each run in fresh processes that share one empty persistent cache
-(``ZEROCHESS_JAX_CACHE`` set to a new temporary directory, so the machine's own cache is
-neither used nor touched):
-
-- ``analyse``: ``zerochess analyse FEN --visits 800 --json`` (the whole command: imports,
-  the network, compiling or loading the search programs, the search, the output);
-- ``uci``: ``zerochess uci`` fed ``uci``, ``isready``, ``quit``: the time to ``uciok`` and
-  to ``readyok`` (the engine's warm-up: compiling or loading what every search runs);
-- ``search``: the README's pure ``search`` example (8 trees, 64 simulations, jitted by
-  the user), with ``zerochess.enable_compile_cache()`` called first where the package
-  has it (what a user following that README does).
-
-The first run of each compiles and stores its programs (cold); the next ``--warm-runs``
-(default 5; ``--quick``: 2) load them (warm). Each run's wall time to its ready line
-(``ready_s``), to its exit (``wall_s``) and CPU time (user + system, of the child
-process) are recorded; the figures are the cold run's and the warm runs' median:
-``startup_warm_s_NAME``, the lines this mode ends with. ``--baseline-src DIR`` runs every
-start-up also from the sources in DIR (e.g. ``git archive main src``), interleaved run by
-run, each on its own new cache: before and after on one machine at one time. A run that
-fails (non-zero exit, no ready line) is a ``RuntimeError`` quoting the end of its output.
-"""
+"""``zerochess bench --startup``: how long a new process takes to answer, cold and warm."""
 
 from __future__ import annotations
 

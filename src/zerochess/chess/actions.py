@@ -1,5 +1,5 @@
 """Actions (lc0 1858 indices, in the mover's frame) decoded to python-chess moves and UCI
-strings, from the positions they were played in (host).
+strings, from the positions they were played in (host). Example::
 
     actions = out.action                              # int [B] from search() or your policy
     moves = decode_actions(states, actions)           # [chess.Move | None] * B

@@ -47,7 +47,7 @@ def root_mate_slot(board: chess.Board) -> int:
 
 
 class Rules:
-    """A rules backend (see the module docstring). Subclasses give ``expand``."""
+    """A rules backend (see docs/DESIGN.md). Subclasses give ``expand``."""
 
     name = "rules"
     on_device = False

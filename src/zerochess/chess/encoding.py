@@ -1,14 +1,4 @@
-"""lc0's classic 112-plane network input (``INPUT_CLASSICAL_112_PLANE``).
-
-The layout is ``zerochess.chess.planes``' (numpy or jax.numpy, from compact arrays).
-
-The history slots of a python-chess game (lc0's fill before the game start, lc0's
-repetition flags) come from ``zerochess.chess.history``.
-
-``planes_from_arrays`` works with numpy on the host and jax.numpy on the device
-(it is jittable: no Python branching on values); ``encode_board`` is the host
-python-chess entry point.
-"""
+"""lc0's classic 112-plane network input (``INPUT_CLASSICAL_112_PLANE``)."""
 
 from __future__ import annotations
 

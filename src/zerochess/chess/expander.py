@@ -1,16 +1,4 @@
-"""Parallel batch expansion over spawn-context worker processes (no jax import).
-
-``Expander`` splits a batch into contiguous chunks, runs ``rules.expand_batch`` on
-each chunk in a worker process and concatenates the results. Only numpy arrays
-cross the process boundary (one duplex pipe per worker, no manager threads).
-
-Workers are started with the ``spawn`` method (the parent runs JAX threads, so
-``fork`` is unsafe). They are started with the parent's ``__main__`` module hidden,
-so they import only numpy, python-chess and ``zerochess.chess`` (never the user's
-script, which may import jax and need not have an ``if __name__ == "__main__"``
-guard). Workers are daemonic, ignore SIGINT, exit when their pipe closes and are
-shut down by ``close()``, garbage collection or interpreter exit.
-"""
+"""Parallel batch expansion over spawn-context worker processes (no jax import)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """Position keys: a 64-bit Zobrist-style hash as uint32 pairs, identical in numpy and
-jax.numpy (numpy only at import: no python-chess, no jax).
-
-Equal keys mean equal board, side to move, castling rights (and the castling rooks'
-files) and legal en passant: the repetition identity of python-chess's transposition
-key. rule50 and the move number are not part of it.
-"""
+jax.numpy (numpy only at import: no python-chess, no jax)."""
 
 from __future__ import annotations
 

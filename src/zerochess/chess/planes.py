@@ -1,16 +1,5 @@
 """lc0's classic 112-plane network input from compact arrays (numpy or jax.numpy; numpy
-only at import: no python-chess, no jax).
-
-Layout (plane p, row = rank, col = file, everything in the frame of the side to
-move now: ranks mirrored ``sq ^ 56`` and colours swapped when black is to move):
-
-- 8 history slots x 13 planes: slot i shows the position i plies ago: ours
-  P N B R Q K, theirs P N B R Q K, then "this position occurred before" (all ones).
-- 104..111: us O-O-O, us O-O, them O-O-O, them O-O, all ones if black is to
-  move, the rule50 ply count (raw), zeros, ones. In chess960, O-O is castling with
-  the rook on the king's h-side and O-O-O with the a-side rook (lc0's ``we_can_00``
-  etc.); the classic input does not show the rooks' files.
-"""
+only at import: no python-chess, no jax)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""lc0's 1858-move policy index, always in the mover's frame.
-
-Layout (lc0 classic policy): for each from-square (a1 = 0, rank-major), every
-queen-line or knight target in ascending square order (1792 entries), then 66
-promotions from the 7th rank (files a..h, targets in ascending file order,
-pieces q r b). A knight promotion shares the index of the plain move. Black's
-moves are mirrored by flipping ranks (``sq ^ 56``). Castling is king-to-rook
-(e1h1 / e1a1, and in chess960 the king's square to the castling rook's square, as
-lc0 encodes it) internally; python-chess writes it e1g1 / e1c1 on standard boards and
-king-to-rook on chess960 boards.
-
-Tables are built once with numpy at import.
-"""
+"""lc0's 1858-move policy index, always in the mover's frame."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""Host-side chess rules for batch expansion (numpy + python-chess, no jax).
-
-``expand_batch`` applies one lc0 policy move to each parent position of a batch
-and describes the resulting child: its compact arrays, its legal moves as 1858
-indices (ascending, the order every rules backend uses) and its terminal status.
-
-Speed: bitboards are packed/unpacked with numpy over the whole batch; the only
-per-row Python work is assigning them to one reused ``chess.Board``, ``push``,
-one legal-move generation and a few cheap terminal checks. This module must not
-import jax: it runs inside ``Expander`` worker processes.
-"""
+"""Host-side chess rules for batch expansion (numpy + python-chess, no jax)."""
 
 from __future__ import annotations
 

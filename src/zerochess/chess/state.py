@@ -45,7 +45,7 @@ def legal_ep_square(board: chess.Board) -> int:
 
 
 def castling_bits(board: chess.Board) -> int:
-    """The castling field (rights and rook files, see the module docstring) of ``board``."""
+    """The castling field (rights and rook files, see docs/DESIGN.md) of ``board``."""
     rights = board.clean_castling_rights()
     if not rights:
         return 0

@@ -1,13 +1,4 @@
-"""The ``zerochess`` command line: one module per command, one error handler (``main``).
-
-Each command module has ``add_parser(subparsers)``, which sets ``run(args) -> int`` (and
-optionally ``interrupted``, the line printed on Ctrl-C). Command modules import jax only
-inside ``run``, so ``zerochess --help`` stays quick. Bad input (a ``UserError``: a
-``PositionError``, ``ConfigError``, ``ModelError``/``ModelFileError`` or ``InputFileError``;
-a ``ValueError`` from python-chess; an ``OSError`` for a path that cannot be read or
-written) prints one line ``error: ...`` on stderr and exits with status 2, without a
-traceback.
-"""
+"""The ``zerochess`` command line: one module per command, one error handler (``main``)."""
 
 from __future__ import annotations
 

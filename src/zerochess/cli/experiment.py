@@ -1,9 +1,6 @@
 """``zerochess experiment NAME [--scale tiny|small|full] [--out DIR] [--seed N]
 [--config FILE] [--rules host|device] [--estimate]``: one of the registered
-search-contempt experiments.
-
-Before playing, an experiment prints its expected run time on this machine (from a
-short measured warm-up); ``--estimate`` prints only that and plays nothing."""
+search-contempt experiments."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """``zerochess puzzles [--scale tiny|small|full] [--out DIR] [--seed N] [--config FILE]
 [--rules host|device] [--estimate]``: mine tactical puzzles from search-contempt and PUCT
-self-play (the experiment ``puzzles``; settings ``configs/experiment_puzzles.yaml``),
-validate them with Stockfish and write Lichess's puzzle CSV (``puzzles.csv``)."""
+self-play, validate them with Stockfish and write Lichess's puzzle CSV."""
 
 from __future__ import annotations
 

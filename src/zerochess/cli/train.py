@@ -1,11 +1,6 @@
 """``zerochess train --config FILE [--out DIR] [--seed N] [--generations N] [--stop-after N]
 [--tensorboard DIR]``:
-the AlphaZero-style training loop from a config (``zerochess.training.config``).
-
-Prints a line per generation on stderr and ends its standard output with
-``trained_vs_initial_score: X`` (the final match of the trained against the initial
-network). Ctrl-C keeps every finished generation (checkpointed); the same command resumes.
-"""
+the AlphaZero-style training loop from a config (``zerochess.training.config``)."""
 
 from __future__ import annotations
 

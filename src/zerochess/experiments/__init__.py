@@ -1,16 +1,5 @@
 """The search-contempt experiments: each writes ``results/<name>/<run>/`` with the resolved
-config, the versions, a CSV, PNG plots and ``summary.md``.
-
-An experiment is two files: its logic, ``zerochess/experiments/<name>.py`` (what it
-plays, the table, the plot, the summary), and its settings per scale,
-``configs/experiment_<name>.yaml`` (shipped in the package as ``zerochess/configs/``).
-``run_experiment(name, scale="tiny" | "small" | "full", out_dir=None, seed=None,
-config_path=None)``; scales: tiny (< 5 minutes on 2 CPU cores), small, full (the
-paper's: 1000 nodes per move, 100 games per point).
-
-This module stays light (no jax): the command line lists the names without loading the
-experiments.
-"""
+config, the versions, a CSV, PNG plots and ``summary.md``."""
 
 from __future__ import annotations
 

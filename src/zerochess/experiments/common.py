@@ -1,12 +1,4 @@
-"""What every experiment shares: its settings per scale, the run folder, plots, summaries.
-
-An experiment's settings are a flat mapping, read from its YAML file
-``configs/experiment_<name>.yaml`` (shipped inside the package as
-``zerochess/configs/``; the file documents every key). They resolve as: the file's
-top-level keys, then its ``scales: {scale: {...}}``, then a user file's (``--config``)
-top-level keys, then the user file's ``scales:`` entry, then ``--seed``. Unknown keys
-are an error that names them.
-"""
+"""What every experiment shares: its settings per scale, the run folder, plots, summaries."""
 
 from __future__ import annotations
 

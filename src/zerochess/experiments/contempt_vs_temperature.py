@@ -1,14 +1,4 @@
-"""``contempt_vs_temperature``: SC (N_scl 5, low temperature) vs PUCT (high temperature).
-
-The paper's Table 2: search-contempt with N_scl 5 and the fork's SC temperature
-(0.7 / endgame 0.1 / decay over 5 moves, lc0 default search) against PUCT with the
-fork's ``tau2`` config (high temperature, its PUCT parameters and Dirichlet noise)
-scored 37 W / 46 D / 17 L (+70 Elo) over 100 games at 1000 nodes per move (the fork
-played SC as black in every game; here colours alternate and openings are paired).
-
-Settings per scale (every key documented):
-``configs/experiment_contempt_vs_temperature.yaml``.
-"""
+"""``contempt_vs_temperature``: SC (N_scl 5, low temperature) vs PUCT (high temperature)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""``contempt_wdl``: self-play W/D/L and (w+l)/d against N_scl (the paper's Fig. 2).
-
-Both sides use the same search-contempt config; N_scl = 10^6 is plain PUCT at
-these node counts. The paper (via the fork's self-play script) used 1000 nodes per
-move, 100 games per N_scl, lc0's default search parameters and the temperature
-0.7 / endgame 0.1 / decay over 5 moves, from the standard start. It reports
-(w+l)/d about 1 at N_scl 5-8 and above 2.5 at N_scl 1.
-
-Settings per scale (every key documented): ``configs/experiment_contempt_wdl.yaml``. In
-the CSV the results are counted by colour (``white_wins``, ``draws``, ``black_wins``) and
-``move_cap_games`` counts the games adjudicated at the move cap.
-"""
+"""``contempt_wdl``: self-play W/D/L and (w+l)/d against N_scl (the paper's Fig. 2)."""
 
 from __future__ import annotations
 

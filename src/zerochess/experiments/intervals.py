@@ -1,12 +1,5 @@
-"""95% intervals for the experiments' rates: the shared ones (Wilson, ``(w + l) / d``, the
-Cochran-Armitage trend test, formatting) are ``zerochess.games.stats``'s, re-exported here;
-this module adds :func:`difference_interval`, the interval of a difference of two
-independent proportions (Newcombe's hybrid score interval, Newcombe 1998, method 10, built
-from the two Wilson intervals), e.g. the SC - PUCT win-rate difference of Table 1, and
-:func:`cluster_share_interval` / :func:`cluster_ratio_interval`: a share of positions and
-the ratio of two shares when positions come in correlated groups (the positions of one
-game), from a percentile bootstrap that resamples whole games (seeded).
-"""
+"""95% intervals for the experiments' rates: ``zerochess.games.stats``'s, re-exported, plus
+the difference of two proportions (Newcombe) and game-clustered bootstrap shares and ratios."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """Stockfish as an independent judge: centipawns to a value on [-1, 1] (Lichess's win-chance
-logistic) and multi-PV checks, driven by python-chess's ``chess.engine``.
-
-The mapping is Lichess's (``lila`` ``WinPercent``, also the lichess-puzzler's
-``win_chances``): ``v = 2 / (1 + exp(-0.00368208 * cp)) - 1`` with ``cp`` clamped to
-+-1000; a mate for the side to move is +1, against it -1. ``v`` is lc0's W - L scale.
-"""
+logistic) and multi-PV checks, driven by python-chess's ``chess.engine``."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
 """The puzzle miner: positions where a deep search's best move is clearly better than every
 other and a shallow search misses it, extended down the line while the solver's move stays
-the only clear one, written as Lichess puzzle CSV rows.
-
-"Clearly better" (lichess-puzzler-like, on the [-1, 1] win-chance scale): the best move's
-value is at least ``min_value`` and exceeds every other searched move's value by at least
-``margin``; a move that mates at once always qualifies. A puzzle's FEN is the position
-before the opponent's last move, and ``Moves`` is that move followed by the solution
-(solver, reply, solver, ...; it ends with the solver's move). Difficulty: the first node
-count of ``ladder`` at which the search finds the first solution move.
-"""
+the only clear one, written as Lichess puzzle CSV rows."""
 
 from __future__ import annotations
 

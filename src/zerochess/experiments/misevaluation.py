@@ -1,18 +1,5 @@
 """``misevaluation``: how often self-play reaches positions the raw network misjudges (the
-paper's sec. 4.2.1 "interesting positions", about 20-30 times PUCT's, and Fig. 5).
-
-Self-play games per variant (search-contempt at N_scl 1 and 5, PUCT; the same nodes per
-move), then for every scanned position: the raw network value ``v_raw`` (W - L, side to
-move), a deep search's value ``v_deep`` (the same network, plain PUCT at ``deep_nodes``
->= 10x the game's nodes) and Stockfish's (centipawns mapped by Lichess's logistic,
-``judge.cp_to_value``). The statistic is the share of positions with
-``|v_raw - v_judge| > t`` per threshold ``t``, with a 95% percentile bootstrap interval
-that resamples whole games (positions of one game are correlated), and the ratio of each
-search-contempt variant's share to PUCT's with its interval from the same bootstrap.
-
-Settings per scale: ``configs/experiment_misevaluation.yaml``. Per-position values are in
-``positions.jsonl`` (one line per game, kept on resume).
-"""
+paper's sec. 4.2.1 "interesting positions", about 20-30 times PUCT's, and Fig. 5)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""``odds``: queen-odds win % of PUCT and search-contempt against a fixed opponent (Table 1).
-
-The tested player (PUCT, or SC with ``sc_n_scl``) starts without its queen (or the
-``piece``) and plays ``games_per_point`` games per node count against a fixed
-opponent, colours alternating. Both tested variants use the fork's queen-odds
-temperature (0.7 / endgame 0.1 / decay over 5 moves) and lc0's default search; the
-fork's queen-odds example sets ScLimit 28.
-
-The opponent (``opponent``): ``maia`` is lc0 with Maia-1900 at ``opponent_nodes``
-(1: a human-like fixed player, as in the paper); ``zerochess`` is a fixed zerochess
-config on the run's model at ``opponent_nodes`` nodes without temperature; ``auto``
-(default) takes Maia when the lc0 program and the Maia net are installed, else the
-zerochess fallback. The summary says which one played.
-
-Paper (Table 1, win %): 100 nodes PUCT 23.4 / SC 36.8; 800 nodes 35.3 / 57.8;
-20000 nodes 25.4 / 81.7.
-
-Settings per scale (every key documented): ``configs/experiment_odds.yaml``.
-"""
+"""``odds``: queen-odds win % of PUCT and search-contempt against a fixed opponent (Table 1)."""
 
 from __future__ import annotations
 

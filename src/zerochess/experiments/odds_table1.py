@@ -1,21 +1,5 @@
 """``odds_table1``: the paper's Table 1 with intervals: odds-chess win % of PUCT and
-search-contempt against a fixed weaker opponent, at 100 and 800 nodes per move.
-
-Our side (every ``variants`` entry: PUCT, and SC with its N_scl) plays on ``model``
-without its ``piece`` against the fixed ``opponent`` (by default lc0 running Maia-1900 at
-one node per move: the network's policy move, a fixed human-like player; any
-``PlayerSpec``, e.g. Stockfish at a skill level, works). ``games_per_cell`` games per
-(node count, variant), colours alternating (our side is the odds giver in both colours).
-
-The table gives each cell's win % with its 95% Wilson interval, and per node count the
-SC - PUCT win-rate difference with its 95% interval (Newcombe's method 10): the paper's
-claim is that SC wins more often than PUCT at the same node count (Table 1: 100 nodes
-23.4% vs 36.8%, 800 nodes 35.3% vs 57.8%, 20000 nodes 25.4% vs 81.7%, queen odds, 800
-nodes being PUCT's best). About 100 games per cell keep the interval within +-10 points.
-
-Settings per scale (every key documented): ``configs/experiment_odds_table1.yaml``;
-the design (opponent, odds, pilot numbers) is explained in ``experiments/README.md``.
-"""
+search-contempt against a fixed weaker opponent, at 100 and 800 nodes per move."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
 """``puzzles`` (also ``zerochess puzzles``): tactical puzzles mined from self-play, SC vs
 PUCT at equal nodes (the paper's Applications: "positions misevaluated at N_scl nodes but
-correctly evaluated at N nodes", "at various difficulty levels").
-
-Each variant plays its self-play games; every scanned position (from ply 1) is searched
-deep; the miner (``experiments.miner``) keeps those whose best move is the only clearly
-winning one and that a shallow search misses, and Stockfish checks each emitted puzzle.
-Outputs: ``puzzles.csv`` (Lichess's puzzle columns), ``puzzles_info.csv`` (variant, game,
-difficulty nodes, Stockfish's verdict), ``puzzles_rate.csv`` (puzzles per 1,000 positions
-and per hour per variant, 95% by-game bootstrap intervals, the ratio to the baseline) and
-``summary.md``. Settings: ``configs/experiment_puzzles.yaml``. Resume: ``mined.jsonl``.
-"""
+correctly evaluated at N nodes", "at various difficulty levels")."""
 
 from __future__ import annotations
 

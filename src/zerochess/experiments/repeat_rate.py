@@ -1,13 +1,4 @@
-"""``repeat_rate``: the fraction of repeated games against move number (the paper's Fig. 4).
-
-A game counts as repeated at move ``m`` when its first ``2m`` plies (the whole game if
-it is shorter) equal those of at least one other game of the same variant. Default
-variants: PUCT without temperature (deterministic: every game repeats), PUCT tau1
-and tau2 (the fork's configs, see ``temperature_wdl``) and search-contempt N_scl 5
-with the fork's SC temperature.
-
-Settings per scale (every key documented): ``configs/experiment_repeat_rate.yaml``.
-"""
+"""``repeat_rate``: the fraction of repeated games against move number (the paper's Fig. 4)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,4 @@
-"""Expected run time of an experiment, from a short measured warm-up on this machine.
-
-Before an experiment plays, :func:`estimate` times what the run will do, on the
-machine it runs on: one batched search of the run's own batch size, model, search
-configs and start positions (after the jit compile, which the run then reuses: the
-warm-up uses the same cached ``Searcher``), and a few moves of each external engine.
-The expected time of the games still to play is then
-
-    sum over games left of  plies / 2 * (cost(white) + cost(black))  + compiles of the
-    smaller tail batch sizes,
-
-with ``cost`` of a zerochess side = its nodes / measured nodes per second + the measured
-root initialisation per position, and ``cost`` of an engine = its measured time per move.
-The mean game length is the mean of the games already in the run folder (resumed runs,
-10 or more games), else the experiment's assumption (stated in the output); a game in
-play when the run stopped (``unfinished.json``) counts only the plies it has left.
-
-Only the machine the command runs on can be measured: the estimate names its backend
-(``cpu`` with its cores, or the GPU), and ``zerochess experiment NAME --scale full
---estimate`` prints it without playing, e.g. on a GPU machine before a long run there.
-"""
+"""Expected run time of an experiment, from a short measured warm-up on this machine."""
 
 from __future__ import annotations
 

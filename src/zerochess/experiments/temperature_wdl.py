@@ -1,16 +1,4 @@
-"""``temperature_wdl``: self-play W/D/L and (w+l)/d against temperature schedules (Fig. 3).
-
-Plain PUCT self-play (no search-contempt) at several lc0 temperature schedules.
-Defaults follow the search-contempt fork's configs: ``tau1`` (Temperature 0.7,
-TempEndgame 0.1, TempDecayMoves 5, TempCutoffMove 40) and ``tau2`` (Temperature 0.9,
-TempEndgame 0.6, TempDecayMoves 60, TempDecayDelayMoves 20, TempCutoffMove 40,
-TempVisitOffset -0.8), both with the fork's PUCT parameters (CPuct 1.2, CPuctAtRoot 2.0,
-FpuValue 0.49, absolute FPU 1.0 at the root, PolicyTemperature 1.45, Dirichlet noise
-0.1 / 0.12); ``t0`` (no temperature) is added for reference.
-
-Settings per scale (every key documented): ``configs/experiment_temperature_wdl.yaml``.
-In the CSV ``wins`` are white wins and ``losses`` black wins.
-"""
+"""``temperature_wdl``: self-play W/D/L and (w+l)/d against temperature schedules (Fig. 3)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
 """``train_efficiency``: does search-contempt self-play train a network faster per training
-game than PUCT self-play? (The search-contempt paper's central claim, sec. 4.2.5.)
-
-Two (or more) training runs (``zerochess.training.run_training``), one per ``variants``
-entry, from the same initial network and the same seed: the same openings and game seeds,
-the same nodes per move, games per generation, replay window and training steps (matched
-compute); they differ only in the self-play search (PUCT, or search-contempt with a fixed
-``n_scl`` or the paper's adaptive N_scl schedule, Fig. 6: ``nscl_schedule``) and its
-temperature. Every ``evaluation.every`` generations each run's network plays the same
-references (``evaluation.opponents``: the initial network, the built-in evaluator,
-Stockfish at skill 0 if installed); at the end each final network plays
-``final_games`` against the initial network and the final networks play each other
-(``head_to_head_games``).
-
-Outputs: ``train_efficiency.csv`` (Elo with 95% intervals vs training games, per variant
-and reference), ``train_efficiency.png``, ``final.csv`` (final matches), the runs'
-folders ``<variant>/`` (metrics, plots, games, checkpoints: a rerun resumes), and
-``summary.md``. Before it starts it prints the expected run time at the settings'
-``expected_*`` rates (replace them with what ``zerochess train --config
-configs/train_gpu_bench.yaml`` measures on your machine) and after the first generation a
-re-estimate from the measured rates.
-
-Settings per scale (every key documented): ``configs/experiment_train_efficiency.yaml``.
-"""
+game than PUCT self-play? (The search-contempt paper's central claim, sec. 4.2.5.)"""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Games: self-play, matches and tournaments of zerochess searches and UCI engines.
-
-Many games advance together, one batched search per ply (``loop.play_games``); finished
-games are written at once (PGN with per-move search stats, CSV) and a run folder is
-resumed where it stopped. Modules, bottom up:
-
-- ``config``: the YAML schema (players, engines, openings, self-play and match configs);
-- ``seeding``, ``openings``, ``records`` (PGN / CSV), ``rundir`` (config and versions);
-- ``players``: the batched zerochess search and the external UCI engine;
-- ``loop``: the batched game loop; ``run``: games into a run folder;
-- ``selfplay``, ``match`` (+ ``stats``: Elo with a 95% interval, LOS).
-"""
+"""Games: self-play, matches and tournaments of zerochess searches and UCI engines."""
 
 from zerochess.games.config import (
     EngineSpec,

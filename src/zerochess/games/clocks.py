@@ -1,12 +1,5 @@
 """Real clocks for games between UCI engines: a time control (base + increment per side),
-the clock of one game, and the time-use record of a run (PGN ``[%clk]`` / ``[%emt]``).
-
-A clock starts at the base time. A move's time is the wall time from sending the
-position to receiving ``bestmove`` (as a GUI measures it: the engine's own latency and the
-pipe count against it). A move that takes longer than the time left loses on time; else
-the time is subtracted and the increment added (so ``[%clk]`` is the time left after the
-move, increment included, as lichess and cutechess write it).
-"""
+the clock of one game, and the time-use record of a run (PGN ``[%clk]`` / ``[%emt]``)."""
 
 from __future__ import annotations
 

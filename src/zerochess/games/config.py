@@ -296,7 +296,7 @@ class PlayerSpec:
 
 @dataclasses.dataclass(frozen=True)
 class OpeningSpec:
-    """Where games start (see the module docstring for the YAML keys)."""
+    """Where games start (see docs/DESIGN.md for the YAML keys)."""
 
     type: str = "startpos"
     fens: tuple[str, ...] = ()
@@ -408,7 +408,7 @@ class RunConfig:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SelfPlayConfig(RunConfig):
-    """A self-play run (see the module docstring)."""
+    """A self-play run (see docs/DESIGN.md)."""
 
     white: PlayerSpec
     black: PlayerSpec
@@ -445,7 +445,7 @@ class SelfPlayConfig(RunConfig):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class MatchConfig(RunConfig):
-    """A two-player match (see the module docstring)."""
+    """A two-player match (see docs/DESIGN.md)."""
 
     player1: PlayerSpec
     player2: PlayerSpec

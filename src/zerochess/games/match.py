@@ -1,10 +1,4 @@
-"""Matches: config vs config, or config vs an external UCI engine (config: ``MatchConfig``).
-
-Game ``2k`` has player1 as white and game ``2k + 1`` player2, both from opening ``k``.
-Results are reported from player1's point of view: W/D/L, score, Elo with a 95% interval
-and LOS (``zerochess.games.stats``). A match on real clocks (``time_control``) also
-reports time losses and the time use per move number (``zerochess.games.timeuse``).
-"""
+"""Matches: config vs config, or config vs an external UCI engine (config: ``MatchConfig``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
 """Start positions: standard start, FEN/EPD lists, polyglot books, odds chess, random
-lines (seeded uniformly random legal plies).
-
-Every opening is checked when the run's openings are built, before anything is written
-or played (``zerochess.positions``): a legal position (both kings, the side not to move
-not in check, no pawns on the back ranks, ...), legal opening moves, counters in range.
-A bad one is a ``PositionError`` naming its source (``openings.fens[2]``,
-``file.epd:14``, the book and the line drawn from it). Chess960 FENs play chess960.
-"""
+lines (seeded uniformly random legal plies)."""
 
 from __future__ import annotations
 

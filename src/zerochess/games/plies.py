@@ -1,7 +1,6 @@
 """One searched ply of one game (``PlyRecord``), whichever source searched it, and what a
 game keeps of it: the PGN statistics (``move_stat``) and the training example
-(``searched_position``). The host loop fills it from a ``SearchResult``
-(``from_result``), the device scan from its arrays (``device_loop``)."""
+(``searched_position``)."""
 
 from __future__ import annotations
 

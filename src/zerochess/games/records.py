@@ -1,14 +1,4 @@
-"""Finished games: records, PGN with per-move search stats, CSV, resumable writing.
-
-Resuming a run folder (``GameWriter``) keeps exactly the games that are complete, whatever
-subset of ``games.pgn`` / ``games.csv`` is damaged or missing: a PGN game counts only if it
-parses without errors, its moves are all there (``PlyCount``), its result token ends it
-and its recorded end agrees with python-chess (``game_end``); its CSV row is rebuilt from
-it when the row is missing or cut short. A CSV row whose PGN game is missing, cut short
-or different is dropped (with that game), so the game is replayed: games are
-deterministic. Files that lose more than an interrupted last game are first copied aside
-(``games.pgn.damaged``, ...), and every repair is reported in ``GameWriter.notes``.
-"""
+"""Finished games: records, PGN with per-move search stats, CSV, resumable writing."""
 
 from __future__ import annotations
 
@@ -322,8 +312,8 @@ def _same_game(row: Mapping[str, Any], pgn_row: Mapping[str, Any]) -> bool:
 class GameWriter:
     """Appends each finished game to ``games.pgn`` and ``games.csv`` (flushed per game).
 
-    On opening an existing run folder it keeps the games that are complete (see the
-    module docstring), rewrites both files to hold exactly those (in PGN order), and
+    On opening an existing run folder it keeps the games that are complete (see
+    docs/DESIGN.md), rewrites both files to hold exactly those (in PGN order), and
     reports them in ``completed`` (their CSV rows in ``rows``) so the runner skips them.
     ``notes`` says what was repaired.
     """

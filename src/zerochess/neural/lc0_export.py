@@ -17,7 +17,7 @@ from zerochess.neural.resnet import SEResNet, check_params
 LC0_MAGIC = 0x1C0
 ENCODINGS = {"linear16": 1, "float16": 2, "bfloat16": 3, "float32": 4}
 # The classic formats are read since lc0 0.21; per-layer float encodings are not read by
-# lc0 0.32.1 (see the module docstring), so files using them require a later lc0.
+# lc0 0.32.1 (see docs/DESIGN.md), so files using them require a later lc0.
 MIN_VERSION = {"linear16": (0, 21, 0), "float16": (0, 33, 0), "bfloat16": (0, 33, 0),
                "float32": (0, 33, 0)}
 
@@ -229,7 +229,7 @@ def export_lc0(path: str | os.PathLike[str], module: SEResNet | Model,
 
     The file loads back with ``zerochess.load_model(path)`` (``--model path`` in the CLI)
     and runs in lc0 (``lc0 --weights=path``); ``encoding="float32"`` is exact but needs an
-    lc0 newer than 0.32 (see the module docstring).
+    lc0 newer than 0.32 (see docs/DESIGN.md).
     """
     module, params = _exportable(module, params)
     params = {k: _to_numpy(v) for k, v in dict(params).items()}

@@ -1,8 +1,4 @@
-"""A toy network for tests and experiments: a fixed random linear map of the 112 planes.
-
-Deterministic in its seed, cheap, and with continuous outputs (no ties), which
-makes it a good evaluator for comparing search implementations exactly.
-"""
+"""A toy network for tests and experiments: a fixed random linear map of the 112 planes."""
 
 from __future__ import annotations
 

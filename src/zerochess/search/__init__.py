@@ -1,8 +1,4 @@
-"""Batched fixed-array MCTS: lc0 PUCT, search-contempt, and mctx comparators.
-
-Exports load lazily, so the device core (``tree``, ``step``, ``compiled``...) imports
-without python-chess, which only the host facade (``Searcher``) needs.
-"""
+"""Batched fixed-array MCTS: lc0 PUCT, search-contempt, and mctx comparators."""
 
 from __future__ import annotations
 

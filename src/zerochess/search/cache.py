@@ -72,7 +72,7 @@ def cache_key(position_key: chex.Array, boards: chex.Array, repeated: chex.Array
       repeated: bool [..., 8] their "occurred before" flags.
       rule50: the halfmove clock [...].
       temperature: float32 [...] policy temperature of the priors.
-      history_length: 0..7 (static), see the module docstring.
+      history_length: 0..7 (static), see docs/DESIGN.md.
     """
     if not 0 <= history_length <= FULL_HISTORY:
         raise ConfigError(f"cache history length must be in 0..7, got {history_length}")

@@ -1,12 +1,6 @@
 """The device side of move filters (``zerochess.search.move_filter``): which edges a
 filter names and excludes (numpy or jax.numpy; no python-chess, so the search core can
-use it).
-
-On the device an edge is identified by its lc0 index (in the mover's frame) plus, for the
-two cases lc0's index leaves ambiguous, the piece on its squares: a knight promotion
-shares the index of a plain move, castling shares a king-to-rook index. KEYS are the
-1858 lc0 indices plus the 22 knight-promotion and 56 castling variants.
-"""
+use it)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """A node's past on the device: its path back to the root, then the game before the root
-(``Tree.root_history``). Per tree: the search step vmaps these over the batch.
-
-``earlier_occurrences`` is the device version of ``zerochess.chess.history.
-earlier_occurrences`` (python-chess's equality, through ``position_hash`` keys): it
-walks back through any sequence of positions given by a ``read`` function, so the
-tree (parent pointers) and the mctx comparator (a window of keys) share it.
-"""
+(``Tree.root_history``). Per tree: the search step vmaps these over the batch."""
 
 from __future__ import annotations
 

@@ -1,24 +1,4 @@
-"""The search loop: jitted device programs driven by a Python loop that expands on the host.
-
-Device programs (pure jax, no host callbacks, so jax's persistent compilation cache can
-keep them between processes):
-
-- ``write_roots``: put evaluated roots (with Dirichlet noise) into tree slots;
-- ``select`` (``gather.gather``): the next group of leaves of every tree, their nodes
-  allocated and their visits in flight;
-- ``prepare``, ``network``, ``finish`` (``step``): inputs, cache and compaction; the
-  network on the rows that need it; write, back up, release.
-
-``run_pipeline`` drives them. It keeps several *lanes* in flight: a lane is a shard of
-the batch (its own ``SearchState``) and a group of leaves of it. While the device runs
-one lane's network, the host expands another lane's leaves (python-chess): the lanes'
-programs are dispatched in an order that lets jax's asynchronous dispatch overlap the
-two on an accelerator's stream. jax's CPU backend runs the programs of one host thread
-one at a time, so on a CPU each shard gets its own host thread (without a cache), or
-the networks run on helper threads: two networks then run on two cores at once, and
-beside the host's expansion. A lane's trees see the other lanes' leaves of the same
-trees as visits in flight.
-"""
+"""The search loop: jitted device programs driven by a Python loop that expands on the host."""
 
 from __future__ import annotations
 
@@ -328,7 +308,7 @@ def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expans
 
 @dataclasses.dataclass
 class Programs:
-    """The compiled programs of one ``Searcher`` and batch shape (see the module docstring)."""
+    """The compiled programs of one ``Searcher`` and batch shape (see docs/DESIGN.md)."""
 
     select: Callable  # (state, limit) -> (state, leaves, request, left)
     evaluate: Callable  # (state, cache, leaves, expansion, rows) -> (prepared, outputs)
@@ -454,7 +434,7 @@ def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | 
     """``run_pipeline`` from one host thread: every shard's lanes in turn (``cancelled``
     set: as past the deadline).
 
-    ``groups`` lanes per shard are kept in flight (see the module docstring). A lane
+    ``groups`` lanes per shard are kept in flight (see docs/DESIGN.md). A lane
     cycles: its leaves are fetched and expanded on the host; its ``prepare`` is
     dispatched; then the ``finish_select`` of the lane evaluated before it (back up, then
     gather that lane's next group); then this lane's ``network``. So the other lane's

@@ -1,15 +1,5 @@
 """mctx's policies (``muzero_policy``, ``gumbel_muzero_policy``) as comparators, on the
-same K edge slots, host expansion and evaluator as our own search.
-
-The mctx embedding of a node is the node as a search root would see it: its
-position, legal moves (edge slots), status, key and ``RootHistory`` (the 7 boards
-before it for the 112 planes, the repetition keys of the positions before it,
-its own repetition count). Terminal states get discount 0 and their result as
-reward, so mctx's values mean what ours do.
-
-A policy is compiled once per ``Searcher``, policy and shapes: every
-``MctxSearcher`` of the same ``Searcher`` reuses it.
-"""
+same K edge slots, host expansion and evaluator as our own search."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The move played from a searched root: lc0's temperature schedule and its move rule, once.
-
-Both game paths call ``choose_slot`` (jax, float32): the host through ``choose_index`` (one
-root, padded to ``K``), the device scan vmapped over its slots, so one draw picks one move.
-"""
+"""The move played from a searched root: lc0's temperature schedule and its move rule, once."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def _moves(moves: Any, name: str) -> tuple[chess.Move, ...]:
 
 def move_keys(move: chess.Move, side: int) -> list[int]:
     """The keys of the edges ``move`` can name when side ``side`` (0 White, 1 Black) is
-    to move (see the module docstring); empty if that side can never make it."""
+    to move (see docs/DESIGN.md); empty if that side can never make it."""
     mirror = 56 if side else 0
     f, t = move.from_square ^ mirror, move.to_square ^ mirror
     if move.promotion == chess.KNIGHT:

@@ -1,15 +1,9 @@
 """Per-tree search settings chosen by the player to move, inside ``jit`` (e.g. search-contempt
-for one player, PUCT for the other, in one batch and one compiled program).
+for one player, PUCT for the other, in one batch and one compiled program). Example::
 
-    sc = stack_configs([SearchConfig(n_scl=5)] * B)     # SearchParams [B]
-    puct = stack_configs([SearchConfig()] * B)          # SearchParams [B]
-    both = stack_players(sc, puct)                      # [2, B, ...]: player 0, player 1
-    params = for_player(both, states.current_player)    # [B, ...]: each tree its mover's
-
-``SearchParams`` fields all lead with the tree dimension B, but not all are ``[B]``:
-``hybrid_nodes``/``hybrid_ratios`` are ``[B, 16]`` and ``move_avoid``/``move_allowed``
-``[B, 2, NUM_KEYS]``; so ``jnp.where(mask, sc, puct)`` over two of them does not broadcast,
-while these helpers index the leading dimensions only and work on every field.
+    both = stack_players(stack_configs([SearchConfig(n_scl=5)] * B),
+                         stack_configs([SearchConfig()] * B))    # [2, B, ...]
+    params = for_player(both, states.current_player)            # [B, ...]: the mover's
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""Jitted programs that update a few leaves of a large state pytree in place.
-
-A search state has ~70 arrays; a jitted call that takes and returns all of them
-(donated) costs ~0.4 ms of host time on a CPU, ten times the cost of the arrays it
-changes. ``StateProgram`` wraps ``fn(state, *args) -> (state, *outs)``: it finds once
-(by tracing) which leaves of the state ``fn`` replaces, and compiles a program that
-takes those donated and the others read-only, and returns only those.
-"""
+"""Jitted programs that update a few leaves of a large state pytree in place."""
 
 from __future__ import annotations
 

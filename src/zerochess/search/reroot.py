@@ -1,52 +1,4 @@
-"""Tree reuse: move a tree's root down the moves played and keep the subtree below them.
-
-``advance_trees`` advances a batch of trees (``reroot``: one tree; ``advance_state``: a
-search state). Given the lc0 1858 indices of the moves played from each root (at most
-``MAX_PLIES``; -1 padded), it
-
-- finds the node they lead to (the new root); a move that is not in the tree, a child
-  never evaluated, or a new root that is a game end in the tree (e.g. a two-fold draw
-  there) make the tree unusable: ``ok`` is False and the caller starts it afresh;
-- keeps the new root's subtree, compacted to the front of the fixed arrays: node ``i``
-  keeps its relative order (so the new root is node 0 and a parent still comes before
-  its children), parents re-indexed, depths shifted, every node's edges re-packed
-  contiguously into the edge pool (the root's run starts at 0, as ``write_roots``
-  writes it), child pointers re-indexed. The kept nodes' statistics (visits, sums,
-  bounds, plies, the network WDL, repetition counts, positions) are copied unchanged;
-- fixes two-fold draws (lc0 ``EnsureNodeTwoFoldCorrectForDepth``): a node that was a
-  draw because its position already occurred *inside the tree* is no draw any more
-  when that occurrence is now above the root (in the game history) and it is its only
-  earlier occurrence (a third occurrence stays a draw). lc0 reverts the node's visits
-  up to the new root and lets it be expanded again; here the node is removed (its
-  edge is unlinked; the next visit to it is a new leaf, judged with the new game
-  history) and its visits and values are taken off its ancestors. Its ancestors'
-  bounds are derived again from their children (a proof that relied on the draw is
-  withdrawn; the values a withdrawn proof had set are kept);
-- re-applies the root's Dirichlet noise (``dirichlet_epsilon`` > 0) to the new root's
-  priors, from the tree's next key (``next_key``). The new root's priors are its stored
-  ones (float16, as lc0 packs them), and its raw policy at temperature 1 (the results'
-  ``policy``) is recovered from them (p^T renormalised, T the policy temperature);
-- search-contempt: frozen child-visit counts live at odd depths (the opponent's
-  nodes). After an odd number of plies the parity flips: the counts of nodes now at
-  even depth are cleared, and a node now at odd depth whose children already hold
-  ``n_scl`` visits is frozen at once with its children's current counts (it will not
-  cross the limit again). After an even number of plies the counts are kept.
-- starts a new search on the kept tree: per-search counters (simulations, random
-  draws, playouts, depth, evaluations, collisions, dropped) are zero, the pool is no
-  longer full, and ``TreeStats.reused_visits`` holds the visits the root kept.
-
-No move (``plies`` 0) keeps the tree as it is (same root, priors, noise and key) and
-only starts a new search on it; ``plies`` -1 leaves the tree untouched. Shapes never
-change: nothing recompiles.
-
-The cost follows the nodes and edges a tree uses, not its capacity (the UCI engine's
-tree on a CPU holds 65,536 nodes and 2.6M pool entries; a search of a few hundred ms
-uses a few percent of them): ``plan`` walks the used nodes block by block, and the kept
-nodes and their edges are moved in place (a node's index and its edges' pool entries
-only go down, so a block reads only what no earlier block wrote). Each loop runs to the
-batch's largest count, one bound for the batch, so that under ``vmap`` no loop carries
-the trees through ``select``.
-"""
+"""Tree reuse: move a tree's root down the moves played and keep the subtree below them."""
 
 from __future__ import annotations
 
@@ -151,7 +103,7 @@ class Plan(NamedTuple):
 def plan(tree: Tree, moves: chex.Array, plies: chex.Array, node_blocks: chex.Array) -> Plan:
     """The new root of one tree, its subtree (the evaluated nodes below it), the two-folds
     that subtree drops (a two-fold draw whose one earlier occurrence is a node the advance
-    leaves above the root: the module docstring), the kept nodes' new indices (their old
+    leaves above the root: docs/DESIGN.md), the kept nodes' new indices (their old
     order) and their edges' new runs (one contiguous run each, in node order, the root's
     at 0).
 
@@ -291,7 +243,7 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
     """The kept nodes' edges of one tree (its nodes already moved) re-packed in place, up
     to the new ``edge_count`` only, ``EDGE_BLOCK`` entries at a time; child links
     re-indexed (unlinked where the child was not kept); search-contempt frozen counts
-    for the new parity (the module docstring). Returns the tree and the new root's pool
+    for the new parity (docs/DESIGN.md). Returns the tree and the new root's pool
     priors as they were (float16 [K]: read in the loop, as a read of the pool outside it
     would make XLA copy the pool).
 
@@ -331,7 +283,7 @@ def _move_edges(tree: Tree, p: Plan, n_scl: chex.Array, write: chex.Array,
 def advance_trees(tree: Tree, params: SearchParams, root_policy: chex.Array,
                   moves: chex.Array, plies: chex.Array, history: RootHistory
                   ) -> tuple[Tree, chex.Array, chex.Array, chex.Array]:
-    """Advance every tree of a batch by its moves (see the module docstring).
+    """Advance every tree of a batch by its moves (see docs/DESIGN.md).
 
     Args:
       tree: the trees [B], no visits in flight.

@@ -1,8 +1,5 @@
 """A search's result on the host: ``SearchResult`` (root statistics, best move in lc0's
-order, principal variations, scores), move choice with lc0 temperature schedules.
-
-Results are read from a search's state by ``zerochess.search.view``, the one read path.
-"""
+order, principal variations, scores), move choice with lc0 temperature schedules."""
 
 from __future__ import annotations
 

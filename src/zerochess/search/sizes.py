@@ -1,20 +1,5 @@
 """Shape buckets: tree sizes and batch sizes rounded up so that nearby requests share
-compiled programs.
-
-Every distinct ``Searcher`` shape (trees of ``max_nodes`` nodes, a batch of B trees)
-compiles its own programs (about 11 s on a CPU for one position). A caller that derives
-the shape from a user's number (``analyse --visits 333``: 334 nodes) would compile again
-for every new number. ``size_bucket`` rounds up to ``m * 2**e`` with ``m`` in
-{8, 10, 12, 14}: 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, ... Consecutive buckets differ
-by at most 25% (the memory a rounded tree can waste), and there are four per doubling
-(``--visits`` 1 to 100,000 use 4 * 14 = 56 tree sizes instead of 100,000).
-
-Only the shape is rounded: a search of ``visits`` simulations in a larger tree does the
-same work and gives the same result (its tree never fills). The callers that build a
-``Searcher`` from a user's number round here: ``analyse`` (CLI and library: tree size
-and the number of positions, padded with copies whose results are dropped), the
-analysis engine (tree size) and the UCI engine (tree size).
-"""
+compiled programs."""
 
 from __future__ import annotations
 

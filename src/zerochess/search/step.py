@@ -1,25 +1,6 @@
-"""One search step after the gather (``gather``), in device parts around the host:
-
-- the host expands the new leaves (python-chess, ``make_host_expand``);
-- ``prepare`` (device, reads the trees): repetition draws along each path, the network
-  inputs, the evaluation cache; rows that need the network are compacted to the
-  front of the evaluation batch (``NetInputs``);
-- ``network`` (device): the network on the first ``rows`` rows of that batch only;
-- ``finish`` (device): write the new nodes and their edges, back every simulation's
-  value up its path (terminal visits without the network), release the visits in
-  flight, freeze search-contempt nodes, propagate proven results (certainty
-  propagation), store the network results in the cache.
-
-Each runs in a ``jax.named_scope`` of its name (``finish``'s walks in ``backup`` and
-``certainty``), as do ``loop.select`` (``select``) and the device rules (``rules``), so a
-profile (``zerochess bench --device-search --profile``) tells the phases apart.
-None of them calls back into Python, so their compiled programs can be kept in jax's
-persistent compilation cache; the host loop (``loop``) calls them in turn and
-overlaps the host expansion of one group of leaves with the network on another.
-
-``evaluate_leaves`` is the network call shared with the roots and mctx; ``expand``
-runs the host expansion from inside jitted code (``jax.pure_callback``), for mctx.
-"""
+"""One search step after the gather: the host expands the new leaves, then ``prepare``,
+``network`` and ``finish`` run on the device (inputs and cache; the network; write, backup,
+certainty)."""
 
 from __future__ import annotations
 

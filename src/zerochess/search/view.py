@@ -80,7 +80,7 @@ def _lines(tree: Tree, starts: chex.Array, draw_score: chex.Array, length: int
 
 def root_view(tree: Tree, params: Any, root_policy: chex.Array, rows: chex.Array,
               length: int) -> dict[str, chex.Array]:
-    """The root view of one (unbatched) tree (see the module docstring).
+    """The root view of one (unbatched) tree (see docs/DESIGN.md).
 
     Args:
       tree: one tree.

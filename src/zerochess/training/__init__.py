@@ -1,15 +1,10 @@
 """AlphaZero-style training: examples, lc0 losses, optax trainer, replay buffer, checkpoints.
 
-Library API for RL code (see the README's "Training loop" section)::
+Example (the README's "Training loop")::
 
-    trainer = Trainer(model, LossConfig(), OptimizerConfig())   # any zerochess Model
-    state = trainer.init()                                      # TrainState(step, params, opt)
-    games = play_training_games(specs, players, searcher=searcher, params=state.params)
-    buffer.add_games(games.examples)
+    trainer = Trainer(model, LossConfig(), OptimizerConfig())
+    state = trainer.init()
     state, metrics = trainer.step(state, buffer.sample(256, sample_rng(seed, step)))
-
-Exports are lazy: the self-play hook and the end-to-end loop import the search stack only
-when used.
 """
 
 from __future__ import annotations

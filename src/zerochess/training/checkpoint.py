@@ -1,17 +1,4 @@
-"""orbax checkpoints of a training run: train state, replay buffer and loop metadata.
-
-A checkpoint is written after every finished generation (numbered by generations done)
-and holds everything the run needs to go on exactly as if it had not stopped:
-- ``state``: the ``TrainState`` (step, params, optimizer state), restored into the
-  structure of a freshly initialised state, bit for bit;
-- ``buffer``: the replay buffer's examples (orbax cannot store empty arrays, so an empty
-  buffer is written as metadata only);
-- ``meta``: JSON: the generation, the per-game lengths of the buffer, the adaptive
-  schedule's state and whatever else the loop records. Random choices are functions of
-  (run seed, generation / step), so the seed and counters are the RNG state.
-Writes are atomic (orbax writes a temporary folder and renames it) and synchronous here,
-so an interrupted run loses at most the generation in progress.
-"""
+"""orbax checkpoints of a training run: train state, replay buffer and loop metadata."""
 
 from __future__ import annotations
 

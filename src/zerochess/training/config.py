@@ -82,7 +82,7 @@ def _dataclass_from(cls: type, values: Mapping[str, Any] | None, where: str) -> 
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-    """The network to train (see the module docstring)."""
+    """The network to train (see docs/DESIGN.md)."""
 
     blocks: int = 2
     filters: int = 16
@@ -132,7 +132,7 @@ class EvaluationSection:
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """A training run (see the module docstring)."""
+    """A training run (see docs/DESIGN.md)."""
 
     name: str
     seed: int

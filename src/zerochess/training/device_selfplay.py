@@ -1,18 +1,4 @@
-"""Self-play on the device: a batch of games as one compiled ``lax.scan`` over plies.
-
-``play`` is the short way to ``zerochess.games.play_games`` on device rules
-(``games.device_loop``): each ply every slot's position is searched (each tree with the
-``SearchConfig`` of the side to move, so PUCT and search-contempt play each other in one
-batch), a move is chosen with lc0's temperature rule and played, the game's end is
-decided (python-chess's, draws claimed, or the move cap) and a finished game's slot takes
-the next opening at once, all on the device; the host writes what each call of
-``plies_per_call`` plies played.
-
-Randomness: game g is seeded with ``games.seeding.game_seed(seed, g)`` and its searches
-and move choices with (that seed, ply), as in ``zerochess selfplay``: so a game depends
-on (seed, game, ply), not on its slot or the batch size, and ``play_games(...,
-rules="host")`` plays the same games.
-"""
+"""Self-play on the device: a batch of games as one compiled ``lax.scan`` over plies."""
 
 from __future__ import annotations
 

@@ -1,21 +1,4 @@
-"""Training examples as arrays: compact on the host, expanded to network inputs on the device.
-
-One example is one searched position of a game. On the host (``Examples``, numpy) the
-112 input planes are stored like lc0's ``Input``: one 64-bit square mask and one value
-per plane (1,344 bytes instead of 28,672 for the float planes), and the policy target
-sparsely over the position's legal moves (at most 218). ``to_batch`` expands a batch on
-the device to what the losses take (``Batch``: float planes ``[B, 112, 8, 8]``, a dense
-policy target ``[B, 1858]`` with lc0's -1 for illegal moves, W/D/L targets).
-
-Conventions (lc0 ``V6TrainingData``):
-- ``policy_target``: the search's root visit distribution, ``N(move) / sum N`` over the
-  root's children (uniform over the legal moves if no child was visited);
-- ``result``: the game result as W/D/L from the side to move of the position;
-- ``root_q``/``root_d``: the root's Q (W - L) and draw probability after the search,
-  ``best_q``/``best_d``: those of the best move's subtree (lc0 trains on blends of the
-  result and ``best_q``: ``q_ratio``), all from the side to move;
-- ``moves_left``: plies from this position to the end of the game.
-"""
+"""Training examples as arrays: compact on the host, expanded to network inputs on the device."""
 
 from __future__ import annotations
 

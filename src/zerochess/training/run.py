@@ -270,7 +270,7 @@ def run_training(config: TrainConfig, out_dir: str | Path, *,
 
     Args:
       config: the run.
-      out_dir: output folder (see the module docstring); an existing folder of the same
+      out_dir: output folder (see docs/DESIGN.md); an existing folder of the same
         config is resumed (or extended when only ``generations`` grew), one of another
         config is refused.
       stop_after_generations: stop after this many generations in this call (simulates an

@@ -1,16 +1,4 @@
-"""The search-contempt paper's adaptive training schedule (Joshi, sec. 4.2.5, Fig. 6).
-
-Between generations, N_scl is moved so that the self-play games' ``(w + l) / d`` stays in
-a target band around 1: a lower N_scl gives more decisive games (the paper's Fig. 2), so
-a ratio above the band raises N_scl and a ratio below it lowers N_scl, by a constant
-factor (the figure's y-axis is logarithmic). Once N_scl has not moved for
-``stable_generations`` generations, the nodes per move N may be doubled (the paper:
-"at this point N can be doubled and N_scl can be found which again maintains the ratio"),
-up to ``max_nodes``.
-
-The schedule is a pure function of its state and a generation's W/D/L, so it is
-checkpointed as a small dict.
-"""
+"""The search-contempt paper's adaptive training schedule (Joshi, sec. 4.2.5, Fig. 6)."""
 
 from __future__ import annotations
 

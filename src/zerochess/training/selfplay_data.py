@@ -1,9 +1,4 @@
-"""The self-play hook of training: games -> searched positions -> training ``Examples``.
-
-``play_training_games`` plays through ``zerochess.games.play_games`` (so the same specs
-give the same games) and keeps each collecting player's ``plies.SearchedPosition``s; a
-finished game's positions get its result and plies left.
-"""
+"""The self-play hook of training: games -> searched positions -> training ``Examples``."""
 
 from __future__ import annotations
 

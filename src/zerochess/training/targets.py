@@ -1,12 +1,6 @@
 """Training targets from RL arrays: value targets from ``Env`` rewards, and the two layouts of
 policy targets (dense ``[..., 1858]`` / 218 legal-move slots) and of input planes (full
-``[..., 112, 8, 8]`` / packed bits and values), each way (jittable unless noted).
-
-Layouts: ``search()`` gives ``action_weights`` dense [B, 1858] (0 on illegal moves) and
-``State.observation`` full planes; ``device_selfplay.play`` and ``Examples`` hold slots
-(``policy_index``/``policy_target`` [N, 218]) and packed planes (``plane_bits`` [N, 112, 8],
-``plane_values`` [N, 112]), lc0's training-data form at 1/21 of the bytes.
-"""
+``[..., 112, 8, 8]`` / packed bits and values), each way (jittable unless noted)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
 """Optional TensorBoard logging of a training run's metrics (``zerochess train
---tensorboard DIR``; ``run_training(..., tensorboard=DIR)``).
-
-Every row the run appends to ``metrics/{selfplay,train,eval}.csv`` is also written as
-scalars ``<series>/<field>`` (eval: ``eval/<opponent>/<field>``) at step ``games_total``
-(self-play games so far), so curves of PUCT and search-contempt runs line up by training
-games. Needs ``tensorboardX`` (``pip install "zerochess[tensorboard]"``); the CSVs stay the
-record of the run: a generation redone after an interruption is logged again at its step.
-"""
+--tensorboard DIR``; ``run_training(..., tensorboard=DIR)``)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""optax training of any :class:`~zerochess.neural.Model`: optimizer, LR schedule, train step.
-
-lc0's trainer uses SGD with Nesterov momentum 0.9, a piecewise-constant learning rate
-(``lr_values`` switching at ``lr_boundaries``), a linear warm-up over ``warmup_steps``
-and gradient clipping by global norm (``max_grad_norm``); Adam / AdamW are options.
-
-The state is a pytree (``TrainState``: step, params, opt_state), so a training loop
-can save it with orbax and hand ``state.params`` straight to the searcher: the search
-takes the parameters as a jit argument, so new weights never recompile it.
-"""
+"""optax training of any :class:`~zerochess.neural.Model`: optimizer, LR schedule, train step."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""``zerochess uci``: an lc0-compatible UCI engine over the zerochess search.
-
-Modules: ``protocol`` (command parsing), ``options`` (lc0 option table and the mapping to
-``SearchConfig``), ``stoppers`` and ``time_manager`` (lc0's stoppers; legacy, smooth,
-alphazero and simple managers), ``scores`` (cp / mate / WDL conversions), ``info``
-(info lines, VerboseMoveStats, ponder rewrite), ``driver`` (the seam to the search
-core), ``engine`` (command dispatch, ``run_uci``), ``search_job`` (one ``go``: the search
-thread), ``timeline`` (where a search's time goes).
-"""
+"""``zerochess uci``: an lc0-compatible UCI engine over the zerochess search."""
 
 from __future__ import annotations
 

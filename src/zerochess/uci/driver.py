@@ -1,20 +1,4 @@
-"""One search (B = 1) over ``Searcher``: the UCI engine's only seam to the search core.
-
-- ``start`` gives the tree of a position: the last search's tree moved down the moves
-  played since (``Searcher.advance``, lc0's tree reuse) when the position continues that
-  search's game, else a new one.
-- ``search`` runs it without pauses: one ``Searcher.run`` call, which calls back between
-  steps (``observe``); there the driver dispatches a read of the root
-  (``zerochess.search.view``, the one read path: O(K), independent of the tree's size)
-  and hands the engine the read of the step before as a ``SearchResult`` (so reading
-  never waits for the device). The engine's stoppers and ``info`` lines work on it and
-  say when to stop; the groups of leaves in flight are then finished.
-- ``result`` reads the tree at once (the final picture, ``go nodes``).
-
-``go searchmoves`` is the core's root ``MoveFilter(allow=...)``: the search never selects
-the other root moves (priors not renormalised, as lc0's root move filter), and the driver
-shows only the searched moves, as lc0 does.
-"""
+"""One search (B = 1) over ``Searcher``: the UCI engine's only seam to the search core."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""UCI output as lc0 prints it: ``info`` lines, MultiPV, VerboseMoveStats, ponder rewrite.
-
-Formats follow lc0's ``chess/uciloop.cc`` (OutputThinkingInfo) and
-``search/classic/search.cc`` (SendUciInfo, GetVerboseStats):
-
-``info depth D seldepth S time T nodes N score cp C|mate M [wdl W D L] [movesleft M]
-[hashfull H] nps X [eps E] tbhits K [multipv i] pv m1 m2 ... [string ...]``
-"""
+"""UCI output as lc0 prints it: ``info`` lines, MultiPV, VerboseMoveStats, ponder rewrite."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""The engine's UCI options: lc0's names, types, defaults and ranges, and where each goes.
-
-One table (``OPTIONS``) lists every option. ``status`` says what the engine does with it:
-
-- ``active``: used now (mapped to a ``SearchConfig`` field, the time manager, the output,
-  or the engine itself);
-- ``pending``: accepted, validated and stored; the search feature it controls is not in the
-  search core yet (the note says what is missing);
-- ``ignored``: accepted for lc0 compatibility, no effect by design (the note says why).
-
-``core_settings`` is the single seam that passes the search-core options on: per-search
-``SearchConfig`` fields (data: no recompilation) and ``Searcher`` constructor arguments
-(compile-time: the engine rebuilds its searcher when one changes, at ``isready`` or the next
-``go``, never inside a timed search). A mapped option the given core classes do not accept
-is held back, and ``pending_report`` lists it with the pending and ignored ones the user set.
-
-lc0 advertises float options as ``type string`` (UCI has no float type); so do we.
-Option names are matched case-insensitively, as lc0 does.
-"""
+"""The engine's UCI options: lc0's names, types, defaults and ranges, and where each goes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""UCI command parsing, as lc0's ``chess/uciloop.cc`` does it.
-
-A line is a command followed by keyword tokens; every token that is not a keyword of
-that command is appended to the value of the last keyword (``position fen <6 fields>
-moves e2e4 e7e5``). A command or a token that cannot be placed is an error (``UciError``)
-naming it; the engine reports it as ``info string error ...`` and keeps running.
-"""
+"""UCI command parsing, as lc0's ``chess/uciloop.cc`` does it."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""Search stoppers, as lc0's ``search/classic/stoppers/`` defines them.
-
-The engine fills an ``IterationStats`` after every chunk of simulations and asks its
-chain of stoppers whether to stop; stoppers pass hints back (estimated nps, remaining
-time and playouts), which smart pruning reads. Everything here is a pure function of the
-stats handed in (no clock reads), so the time managers can be simulated exactly.
-
-Stoppers: ``VisitsStopper`` (go nodes, counting reused visits), ``PlayoutsStopper``
-(go nodes with NodesAsPlayouts), ``TimeLimitStopper`` (movetime, time managers),
-``DepthStopper``, ``MateStopper``, ``SmartPruningStopper`` and ``CapacityStopper`` (the
-fixed tree is full; lc0's RamLimitMb stopper counterpart). lc0's KLD-gain stopper runs
-in the search core, on the device (``search.loop.kld_gain_stop``,
-``SearchConfig.minimum_kld_gain_per_node``), for the engine as for every search.
-"""
+"""Search stoppers, as lc0's ``search/classic/stoppers/`` defines them."""
 
 from __future__ import annotations
 

@@ -1,48 +1,9 @@
 """Time managers (lc0's ``search/classic/stoppers/``): legacy, smooth, alphazero, simple.
 
-A time manager lives for a game. At every ``go`` it returns a stopper for that search
-(``get_stopper``); the stopper ends the search and, when it is done, tells the manager
-what happened so the next budget can adapt. ``make_time_manager`` reads lc0's
-``TimeManager`` option syntax, ``name(key=value,...)``, e.g.
-``smooth(max-move-budget=0.3,mle-legacy(midpoint=50.0,steepness=12.0))``.
+Example::
 
-**smooth** (lc0 PR 1195 write-up = seed 000; lc0 ``stoppers/smooth.cc``). A move's budget
-aims every search at the same tree size: moves left (legacy log-logistic curve), an nps
-estimate, the share of the tree reused from the last move, and the share of its budget
-a search really uses (smart pruning stops early). A piggybank saves time for moves
-where the best move may still be overtaken. Defaults are the current source's; the
-seed's differ (``SEED_SMOOTH_DEFAULTS``):
-
-=========================  =======  ======  ===========================================
-key                        source   seed    meaning
-=========================  =======  ======  ===========================================
-init-tree-reuse            0.52     0.5     share of the tree reused after a full move
-max-tree-reuse             0.73     0.7     cap of that estimate
-tree-reuse-update-rate     3.39     4.0     average move times per half-update
-nps-update-period          20 s     --      linear nps smoothing window (seed: exponential
-                                            decay with nps-update-rate 5 s)
-init-nps                   20000    20000   first nps guess (source: hard-coded; accepted)
-init-timeuse               0.7      0.7     share of the budget a search uses
-min-timeuse                0.34     0.3     floor of that estimate
-timeuse-update-rate        5.51     10.0    average move times per half-update
-max-move-budget            0.42     0.3     cap: share of the clock for one move
-init-piggybank             0.09     --      share of the first clock put in the bank
-per-move-piggybank         0.12     --      share of each move's time put in the bank
-max-piggybank-use          0.94     --      share of the bank one move may spend
-max-piggybank-moves        36.5     --      bank cap, in average move times
-trend-nps-update-period-ms 3000     --      overtaking watch window
-bestmove-optimism          0.2      --      best move's future rate vs. now
-overtaker-optimism         4.0      --      other moves' future rate vs. now
-force-piggybank-ms         1000     --      bank always allowed this early in a move
-midpoint / steepness       45.2/5.93 51.5/7 mle-legacy curve (seed era: legacy TM's)
-=========================  =======  ======  ===========================================
-
-**legacy** (lc0's default): the clock plus increments split evenly over the moves the
-log-logistic curve expects (midpoint-move 51.5, steepness 7.0), 1.8 + 0.25/book ply
-extra on the first move, time saved by early stops spent at once (immediate-use 1.0),
-Slowmover. **alphazero**: 12% of the clock. **simple**: base-pct + ply-pct per ply.
-
-All managers subtract MoveOverheadMs and never budget more than the clock minus it.
+    tm = make_time_manager("smooth(max-move-budget=0.3)", move_overhead_ms=100)
+    stopper = tm.get_stopper(go, ply, black, current_nodes)   # one per ``go``
 """
 
 from __future__ import annotations
@@ -458,7 +419,7 @@ class SmoothStopper(SearchStopper):
 
 
 class SmoothTimeManager(TimeManager):
-    """lc0's smooth manager (``stoppers/smooth.cc``); see the module docstring."""
+    """lc0's smooth manager (``stoppers/smooth.cc``); see docs/DESIGN.md."""
 
     name = "smooth"
 

@@ -1,24 +1,4 @@
-"""Where one UCI search's time goes: ``zerochess uci --timeline FILE``.
-
-Every ``go`` appends one JSON object (one line) to FILE when it has answered
-``bestmove``. Times are milliseconds since the ``go`` line was read:
-
-- ``marks``: moments of the search: ``thread`` (the search thread runs), ``tree``
-  (the tree is ready: reused by ``advance`` or new), ``first_playout`` (the first
-  playout of this search is backed up), ``stop`` (a stopper, ``stop`` or the deadline
-  ended the search), ``bestmove`` (the line is written);
-- ``spans``: total time and count of each kind of work (``tree``: reroot or new root,
-  ``read``: reading the tree for stoppers and ``info``, ``info``: formatting and
-  writing ``info`` lines, ``stoppers``: the time manager and stoppers, ``run``: the
-  search core running playouts, ``final``: the last read and ``bestmove``);
-- ``samples``: ``[ms, playouts]`` pairs as the search went (the rate in steady state);
-- the search's ``nodes`` (root visits, reused ones included, as ``info nodes``),
-  ``playouts`` (new this search), ``reused`` (kept by tree reuse) and the ``go``
-  limits (``movetime`` etc.).
-
-``zerochess bench --uci`` reads these records (:func:`summarize`). Without ``--timeline``
-the engine records nothing (:class:`NullTimeline`).
-"""
+"""Where one UCI search's time goes: ``zerochess uci --timeline FILE``."""
 
 from __future__ import annotations
 
@@ -57,7 +37,7 @@ class NullTimeline:
 
 
 class Timeline(NullTimeline):
-    """Appends one JSON line per search to ``path`` (see the module docstring)."""
+    """Appends one JSON line per search to ``path`` (see docs/DESIGN.md)."""
 
     enabled = True
 

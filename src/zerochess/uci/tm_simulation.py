@@ -1,15 +1,10 @@
 """Whole games of a time manager on synthetic search histories: how much of the clock a
 ``TimeManager`` setting spends by move N, and whether it ever flags.
 
-Each simulated search runs the engine's own stopper chain (the time manager's stopper,
-smart pruning, the clock cap) against a synthetic search: lognormal nps that rises with
-the game ply, random tree reuse, a best move taking a random share of new visits, and
-moves where a second move catches up (the piggybank). Used by the tests and to compare
-settings before a match::
+Example::
 
-    python -m zerochess.uci.tm_simulation                       # the table of docs/UCI.md
-    python -m zerochess.uci.tm_simulation --spec "smooth(mle-legacy(midpoint=40.0))" \
-        --moves 40 60 --json out.json
+    python -m zerochess.uci.tm_simulation          # the table of docs/UCI.md
+    python -m zerochess.uci.tm_simulation --spec "smooth(mle-legacy(midpoint=40.0))"
 """
 
 from __future__ import annotations
@@ -153,7 +148,7 @@ def table(specs: list[str], moves: list[int], seeds: int = 5,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m zerochess.uci.tm_simulation",
-                                 description=__doc__.splitlines()[0])
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", action="append", help="TimeManager value (repeatable); "
                     f"default: {', '.join(SPECS)}")
     ap.add_argument("--moves", type=int, nargs="+", default=[40, 60])

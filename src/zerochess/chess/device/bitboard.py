@@ -1,17 +1,4 @@
-"""64-bit bitboards as pairs of uint32 words, for jax without ``jax_enable_x64``.
-
-A ``Bitboard`` is two uint32 arrays of any (equal, broadcastable) shape: ``lo`` holds
-squares 0..31 (a1..h4), ``hi`` squares 32..63 (a5..h8); square ``s`` is bit ``s % 32``
-of its word. Operations are elementwise, so one call works on many bitboards at once:
-the move generator keeps the eight directions on a trailing axis of length 8
-(``DELTA``), which keeps its program small (fast to compile) and its work vectorised.
-
-Directions: N, E, NE, NW (towards h8: left shifts) then their opposites S, W, SW, SE
-(right shifts), so direction ``d + 4`` is the opposite of ``d`` and ``d % 4`` is its line.
-A step that would leave the board through the a- or h-file is cut by a file mask, so
-nothing wraps. Shift counts may be arrays: XLA shifts by 32 or more give 0, which the
-two-word shifts below rely on.
-"""
+"""64-bit bitboards as pairs of uint32 words, for jax without ``jax_enable_x64``."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
 """Draw claims on the device: may the side to move claim a draw, as python-chess decides
-(``Board.can_claim_fifty_moves()``, then ``Board.can_claim_threefold_repetition()``)?
-
-A claim looks one move ahead. The fifty-move claim needs, at a halfmove clock of 99, a
-legal non-zeroing move after which the opponent has a legal move; that costs a move
-generation per child tried, so it is a loop that tries no move elsewhere and stops at
-the first that works (almost always the first non-zeroing move), and the batch version
-skips it altogether (an unbatched ``lax.cond``) unless some position has a clock of 99.
-The threefold claim needs the children's keys: only quiet moves can repeat a position
-(see ``_quiet_moves``), and their keys follow from the position's key by xor
-(``zerochess.chess.keys``), without playing the moves.
-
-Written for one position (``draw_claim``, which may be vmapped: it has no ``lax.cond``,
-which ``vmap`` would turn into a select that runs both branches) and for a batch
-(``draw_claims``).
-"""
+(``Board.can_claim_fifty_moves()``, then ``Board.can_claim_threefold_repetition()``)?"""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Batch expansion on the device: the same ``Expansion`` record as the host expander.
-
-``expand`` plays one lc0 move in each parent position and describes the children
-(position, legal moves in ascending 1858 index, status), and where asked looks for a
-move that mates at once (the search's mate check). It is pure jax: it runs inside
-jitted, scanned and sharded programs, in the named scope ``rules`` (``expand``,
-``legality`` and ``mate_check`` within it).
-"""
+"""Batch expansion on the device: the same ``Expansion`` record as the host expander."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Legal move generation for one position in the mover's frame, over bitboards.
-
-The entry points are jitted: a search calls them several times per step (expansion, the
-mate check, en-passant checks), and jax then traces and lowers each once per shape.
-"""
+"""Legal move generation for one position in the mover's frame, over bitboards."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """Perft (the number of move paths of a given length) on the device rules, or on the host
-rules for comparison.
-
-The device count expands a whole level of positions at a time in fixed-size batches (one
-compiled program for every depth and position), depth-first over chunks, so memory stays
-bounded by ``batch * 218`` positions per level; the last level is counted without being
-played (its positions' legal-move counts).
-"""
+rules for comparison."""
 
 from __future__ import annotations
 

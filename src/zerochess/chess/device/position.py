@@ -1,10 +1,4 @@
-"""Playing moves on ``PositionArrays`` and describing positions, on the device.
-
-Written for one position (``PositionArrays`` fields without a batch dimension) and
-vmapped by the callers. A move is an lc0 1858 index in the mover's frame; castling is
-king-to-rook (chess960 included); a pawn reaching the last rank without a promotion
-piece is a knight promotion (lc0 shares that index with the plain move).
-"""
+"""Playing moves on ``PositionArrays`` and describing positions, on the device."""
 
 from __future__ import annotations
 

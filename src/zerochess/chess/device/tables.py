@@ -1,12 +1,4 @@
-"""Numpy tables of the device rules, built once at import (no python-chess).
-
-lc0's 1858 policy indices (mover's frame: the side to move plays up the board) are
-rebuilt here from their definition and mapped onto the move generator's target
-bitboards: a queen-line move is (from-square, direction, distance), so its legality is
-one bit of the bitboard of squares reached along that direction at that distance; a
-knight move is one bit of one of 8 jump bitboards; a promotion to a queen, rook or
-bishop one bit of the pawn's push or capture bitboard on the last rank.
-"""
+"""Numpy tables of the device rules, built once at import (no python-chess)."""
 
 from __future__ import annotations
 

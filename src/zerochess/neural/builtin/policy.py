@@ -1,7 +1,5 @@
 """The policy of the built-in evaluator: a score in pawns for each of lc0's 1858 moves,
-``kind_table[kind, to] + from_term[from]`` (captures by MVV-LVA with a static-exchange
-safety check, promotions, checks, rescuing a threatened piece, piece-square gain,
-castling and king moves, the strong king walking toward the weak one)."""
+``kind_table[kind, to] + from_term[from]``."""
 
 from __future__ import annotations
 
