@@ -126,3 +126,36 @@ def test_wrap_lines_keeps_each_line_and_its_indent():
     second = out.splitlines()
     start = next(i for i, line in enumerate(second) if line.startswith("  measured"))
     assert second[start + 1].startswith("    x")
+
+
+def _bar_line(width: int, description: str, done: int, total: int) -> str:
+    """The progress bar's line as a terminal ``width`` columns wide shows it."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from zerochess.games.loop import _progress_columns
+
+    out = io.StringIO()
+    progress = Progress(*_progress_columns(width), transient=False, auto_refresh=False,
+                        console=Console(file=out, width=width, force_terminal=False))
+    progress.add_task(description, total=total, completed=done, nps="12,345", pps="123.4")
+    progress.start()
+    progress.refresh()
+    progress.stop()
+    return out.getvalue().strip().splitlines()[-1]
+
+
+def test_the_progress_bar_keeps_its_eta_whole_in_an_80_column_terminal():
+    # rich squeezes columns that do not fit and cuts the time to "0:00:…" (the fresh-clone
+    # walk-through saw "ETA -:--:…" for the whole main job at 80 columns)
+    import re
+
+    for width in (80, 120):
+        for name in ("contempt_wdl", "contempt_vs_temperature"):  # the longest experiment
+            line = _bar_line(width, name, 100, 128)
+            assert "…" not in line and len(line) <= width, line
+            assert re.search(r"ETA (-:--:--|\d+:\d\d:\d\d) \d+:\d\d:\d\d$", line), line
+            assert name in line and "100/128 games" in line and "123.4 pos/s" in line
+    assert "nodes/s" in _bar_line(120, "contempt_wdl", 1, 8)  # wide: every rate

@@ -220,6 +220,30 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+NARROW_TERMINAL = 100  # columns: below this the bar drops nodes/s and shrinks (80 fits)
+
+
+def _progress_columns(width: int) -> list:
+    """The rich progress bar's columns for a terminal ``width`` wide: games done, rates,
+    ETA and elapsed time. Below ``NARROW_TERMINAL`` columns the bar is short and nodes/s
+    is left out (positions/s stays), so that the ETA is never cut to ``0:00:…``."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    head = [TextColumn("[bold]{task.description}")]
+    tail = [TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn()]
+    if width < NARROW_TERMINAL:
+        return head + [BarColumn(bar_width=10), MofNCompleteColumn(), TextColumn("games"),
+                       TextColumn("{task.fields[pps]:>5} pos/s")] + tail
+    return head + [BarColumn(), MofNCompleteColumn(), TextColumn("games"),
+                   TextColumn("{task.fields[nps]:>8} nodes/s"),
+                   TextColumn("{task.fields[pps]:>6} pos/s")] + tail
+
+
 class _Progress:
     """A rich progress bar: games done, nodes/s, ETA (no-op when disabled); plain lines
     when stderr is not a terminal (``_PlainProgress``)."""
@@ -233,20 +257,11 @@ class _Progress:
             self.plain = _PlainProgress(total, done, description)
             return
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("games"), TextColumn("{task.fields[nps]:>8} nodes/s"),
-            TextColumn("{task.fields[pps]:>6} pos/s"), TextColumn("ETA"),
-            TimeRemainingColumn(), TimeElapsedColumn(),
-            console=Console(file=sys.stderr), transient=False)
+        from rich.progress import Progress
+
+        console = Console(file=sys.stderr)
+        self.progress = Progress(*_progress_columns(console.width), console=console,
+                                 transient=False)
         self.task = self.progress.add_task(description, total=total, completed=done,
                                            nps="-", pps="-")
         self.progress.start()
