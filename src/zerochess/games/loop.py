@@ -185,25 +185,31 @@ def _pgn_time_control(clock: GameClock) -> str:
 class _PlainProgress:
     """Progress as plain lines on stderr, for logs and pipes (no cursor moves): one line
     at every tenth of the games and at least every ``interval`` seconds between, and one
-    at the end."""
+    at the end. The time left is estimated from the games finished after the first
+    finished ones (the time before them is mostly compiling), so the first line has none."""
 
     def __init__(self, total: int, done: int, description: str, interval: float = 60.0):
         self.total, self.done, self.description = total, done, description
         self.interval, self.t0 = interval, time.perf_counter()
         self.last_t, self.last_tenth = self.t0, 10 * done // max(total, 1)
         self.rates = "-"
+        self.first: tuple[float, int] | None = None  # (time, games done) at the first update
 
     def _line(self) -> None:
-        elapsed = time.perf_counter() - self.t0
+        now = time.perf_counter()
+        elapsed = now - self.t0
         left = ""
-        if 0 < self.done < self.total:
-            left = f", ~{_clock(elapsed / self.done * (self.total - self.done))} left"
+        if self.first is not None and self.first[1] < self.done < self.total:
+            pace = (now - self.first[0]) / (self.done - self.first[1])  # s per game
+            left = f", ~{_clock(pace * (self.total - self.done))} left"
         print(f"{self.description}: {self.done}/{self.total} games, {self.rates}, "
               f"{_clock(elapsed)} elapsed{left}", file=sys.stderr, flush=True)
 
     def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
         self.done += games
         self.rates = f"{nodes_per_s:,.0f} nodes/s"
+        if games and self.first is None:
+            self.first = (time.perf_counter(), self.done)
         tenth = 10 * self.done // max(self.total, 1)
         now = time.perf_counter()
         if games and (tenth > self.last_tenth or now - self.last_t >= self.interval):
