@@ -20,7 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "`zerochess uci`, `zerochess analyse` and the README's pure search example, so that "
         "their first start on this machine loads instead of compiling (minutes on a small "
         "CPU, once).")
-    p.add_argument("parts", nargs="*", choices=PARTS, metavar="PART",
+    # no argparse choices: with nargs="*" Python 3.11's argparse checks the empty default
+    # against them and refuses a bare `zerochess warmup` ("invalid choice: []")
+    p.add_argument("parts", nargs="*", metavar="PART",
                    help=f"only these ({', '.join(PARTS)}; default all)")
     p.set_defaults(run=run)
 
@@ -57,6 +59,11 @@ def warm_search(say=print) -> None:
 def run(args: argparse.Namespace) -> int:
     from zerochess import compile_cache, program_store
 
+    unknown = [part for part in args.parts if part not in PARTS]
+    if unknown:
+        print(f"error: zerochess warmup: unknown part {unknown[0]!r} (choose from "
+              f"{', '.join(PARTS)}, or none for all)", file=sys.stderr)
+        return 2
     where = compile_cache.enable()
     if where is None:
         print("error: the compilation cache is off (ZEROCHESS_JAX_CACHE is empty): nothing "
