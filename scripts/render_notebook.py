@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["cell_markdown", "main", "render", "strip_ansi"]
+__all__ = ["cell_markdown", "header", "main", "render", "strip_ansi"]
 
 COLAB = "https://colab.research.google.com/github/zerochess/zerochess/blob/main/"
 MAX_TEXT_LINES = 60  # a longer text output is cut, with a line saying so
@@ -89,6 +89,26 @@ def cell_markdown(cell: dict, index: int, files_dir: Path, files_rel: str) -> li
     return blocks
 
 
+def header(stem: str, source: str, scale: str | None, seconds: float) -> str:
+    """The rendered copy's opening: what it is, how the run was made, how to read it.
+    ``source``: the notebook's path in the repository (the copy lives in docs/notebooks/);
+    ``scale``: None for a notebook without a scale parameter."""
+    title = f"# {stem} — rendered copy" + (f" (scale `{scale}`)" if scale else "")
+    how = (f"The run used `ZEROCHESS_NOTEBOOK_SCALE={scale}` and took" if scale
+           else "The notebook has one size; the run took")
+    read = ("At this scale the numbers are a smoke test of the machinery, not results:\n"
+            "each section says what its own numbers show. " if scale else "")
+    return (
+        f"{title}\n\n"
+        f"This is [`{source}`](../../{source}) with the outputs of one run, so that you can\n"
+        f"see its plots and tables without running it ([open it in Colab]({COLAB}{source})).\n"
+        f"{how} {seconds:.0f} s in a Jupyter kernel on {os.cpu_count()} shared CPU cores\n"
+        f"({platform.machine()}, no accelerator) on {datetime.date.today().isoformat()}, made "
+        f"by\n`python scripts/render_notebook.py {source} docs/notebooks`. Times printed "
+        "below depend on\nwhat jax's compilation cache already held. "
+        f"{read}The notebook in the\nrepository is committed without outputs.\n\n---\n")
+
+
 def render(path: Path, out_dir: Path, scale: str = "tiny", timeout: int = 600) -> Path:
     """Execute ``path`` at ``scale`` and write ``out_dir/<stem>.md`` with its images.
 
@@ -112,18 +132,10 @@ def render(path: Path, out_dir: Path, scale: str = "tiny", timeout: int = 600) -
         old.unlink()
     repo = Path(__file__).resolve().parents[1]
     source = path.resolve().relative_to(repo).as_posix()
-    up = os.path.relpath(repo, out_dir.resolve()).replace(os.sep, "/")
-    head = (
-        f"# {path.stem} — rendered copy (scale `{scale}`)\n\n"
-        f"This is [`{source}`]({up}/{source}) with the outputs of one run, so that you can\n"
-        f"see its plots and tables without running it ([open it in Colab]({COLAB}{source})).\n"
-        f"The run used `ZEROCHESS_NOTEBOOK_SCALE={scale}` and took {seconds:.0f} s in a\n"
-        f"Jupyter kernel on {os.cpu_count()} CPU cores ({platform.machine()}, no accelerator)"
-        f" on {datetime.date.today().isoformat()},\nmade by `python scripts/render_notebook.py "
-        f"{source} {out_dir.as_posix()}`. At this scale the numbers are a smoke test of the\n"
-        "machinery, not results: each section says what its own numbers show. The notebook in"
-        "\nthe repository is committed without outputs.\n\n---\n"
-    )
+    scaled = any("ZEROCHESS_NOTEBOOK_SCALE" in c.source for c in nb.cells
+                 if c.cell_type == "code")
+    head = header(path.stem, source, scale if scaled else None, seconds)
+
     blocks = [head]
     for i, cell in enumerate(nb.cells):
         blocks += cell_markdown(cell, i, files_dir, files_rel)
