@@ -96,8 +96,8 @@ def header(stem: str, source: str, scale: str | None, seconds: float) -> str:
     title = f"# {stem} — rendered copy" + (f" (scale `{scale}`)" if scale else "")
     how = (f"The run used `ZEROCHESS_NOTEBOOK_SCALE={scale}` and took" if scale
            else "The notebook has one size; the run took")
-    read = ("At this scale the numbers are a smoke test of the machinery, not results:\n"
-            "each section says what its own numbers show. " if scale else "")
+    read = ("At this scale the numbers are a smoke test of the machinery, not\nresults. "
+            if scale else "")
     return (
         f"{title}\n\n"
         f"This is [`{source}`](../../{source}) with the outputs of one run, so that you can\n"
