@@ -101,7 +101,7 @@ def header(stem: str, source: str, scale: str | None, seconds: float) -> str:
     return (
         f"{title}\n\n"
         f"This is [`{source}`](../../{source}) with the outputs of one run, so that you can\n"
-        f"see its plots and tables without running it ([open it in Colab]({COLAB}{source})).\n"
+        f"see what it shows without running it ([open it in Colab]({COLAB}{source})).\n"
         f"{how} {seconds:.0f} s in a Jupyter kernel on {os.cpu_count()} shared CPU cores\n"
         f"({platform.machine()}, no accelerator) on {datetime.date.today().isoformat()}, made "
         f"by\n`python scripts/render_notebook.py {source} docs/notebooks`. Times printed "
