@@ -181,9 +181,11 @@ def test_plain_progress_leaves_the_compile_out_of_the_time_left(capsys, monkeypa
         bar.update(1, 1900.0, 120.0)
     bar.stop()
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0].startswith("selfplay_tiny: 1/10 games") and "left" not in lines[0]
-    assert lines[1].startswith("selfplay_tiny: 2/10 games")
-    assert lines[1].endswith("0:04:42 elapsed, ~0:00:16 left")  # 8 games at 2 s each
+    # a line at once, so that a silent compile does not look like a hang
+    assert lines[0] == "selfplay_tiny: 0/10 games; compiling or loading the search first"
+    assert lines[1].startswith("selfplay_tiny: 1/10 games") and "left" not in lines[1]
+    assert lines[2].startswith("selfplay_tiny: 2/10 games")
+    assert lines[2].endswith("0:04:42 elapsed, ~0:00:16 left")  # 8 games at 2 s each
     assert "left" not in lines[-1] and lines[-1].startswith("selfplay_tiny: 10/10 games")
 
 

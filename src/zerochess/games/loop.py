@@ -185,8 +185,9 @@ def _pgn_time_control(clock: GameClock) -> str:
 class _PlainProgress:
     """Progress as plain lines on stderr, for logs and pipes (no cursor moves): one line
     at every tenth of the games and at least every ``interval`` seconds between, and one
-    at the end. The time left is estimated from the games finished after the first
-    finished ones (the time before them is mostly compiling), so the first line has none."""
+    at the end, after one at the start that says the search compiles first. The time left
+    is estimated from the games finished after the first finished ones (the time before
+    them is mostly compiling), so the first count has none."""
 
     def __init__(self, total: int, done: int, description: str, interval: float = 60.0):
         self.total, self.done, self.description = total, done, description
@@ -194,6 +195,9 @@ class _PlainProgress:
         self.last_t, self.last_tenth = self.t0, 10 * done // max(total, 1)
         self.rates = "-"
         self.first: tuple[float, int] | None = None  # (time, games done) at the first update
+        if done < total:  # the first step compiles (or loads) the search: say so up front
+            print(f"{description}: {done}/{total} games; compiling or loading the search "
+                  "first", file=sys.stderr, flush=True)
 
     def _line(self) -> None:
         now = time.perf_counter()
