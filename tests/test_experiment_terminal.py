@@ -197,8 +197,8 @@ def test_the_selfplay_summary_line_names_its_compile_time():
     s = {"seconds": 282.1, "compile_seconds": 278.85, "positions_per_s": 1.581,
          "nodes_per_s": 25.296, "games_per_hour": 102.09}
     assert summary_line(8, Path("runs/x/games.pgn"), 8, s) == (
-        "8 games in runs/x/games.pgn (8 played now in 282 s, 279 s of it compiling; "
-        "1.6 positions/s, 25 nodes/s, 102 games/hour)")
+        "8 games in runs/x/games.pgn (8 played now in 282 s, 279 s of it compiling)\n"
+        "  1.6 positions/s, 25 nodes/s, 102 games/hour")
     warm = dict(s, seconds=27.6, compile_seconds=0.2)
     assert "compiling" not in summary_line(8, Path("g.pgn"), 8, warm)
     assert summary_line(8, Path("g.pgn"), 0, warm) == "8 games in g.pgn (0 played now)"

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def summary_line(games: int, pgn: Path, played: int, s: dict) -> str:
-    """The closing line: games in the folder, games played now, and the rates of this run
+    """The closing lines: games in the folder, games played now, and the rates of this run
     with its compile time named (a first run on device rules compiles for minutes on a
     CPU, which the overall rates include)."""
     line = f"{games} games in {pgn} ({played} played now"
@@ -49,6 +49,5 @@ def summary_line(games: int, pgn: Path, played: int, s: dict) -> str:
     line += f" in {s['seconds']:.0f} s"
     if s.get("compile_seconds", 0) >= 1:
         line += f", {s['compile_seconds']:.0f} s of it compiling"
-    line += (f"; {s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} nodes/s, "
-             f"{s['games_per_hour']:.0f} games/hour")
-    return line + ")"
+    return (line + ")\n" f"  {s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} "
+            f"nodes/s, {s['games_per_hour']:.0f} games/hour")  # two lines: 80 columns
