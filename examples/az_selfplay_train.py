@@ -124,6 +124,8 @@ def main() -> None:
     one_round, opt = make_round(model, args.games, args.plies, args.simulations, args.steps)
     settings = make_settings(model, args.games)
     params, opt_state = model.params, opt.init(model.params)
+    print("round 0 compiles first (minutes on a CPU, where XLA may log 'Very slow compile?';"
+          " a second run loads it from the cache)", flush=True)
     for r, key in enumerate(jax.random.split(jax.random.PRNGKey(args.seed), args.rounds)):
         params, opt_state, losses, (states, actions, positions, valid) = one_round(
             params, opt_state, settings, key)

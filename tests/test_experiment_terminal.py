@@ -126,3 +126,79 @@ def test_wrap_lines_keeps_each_line_and_its_indent():
     second = out.splitlines()
     start = next(i for i, line in enumerate(second) if line.startswith("  measured"))
     assert second[start + 1].startswith("    x")
+
+
+def _bar_line(width: int, description: str, done: int, total: int) -> str:
+    """The progress bar's line as a terminal ``width`` columns wide shows it."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from zerochess.games.loop import _progress_columns
+
+    out = io.StringIO()
+    progress = Progress(*_progress_columns(width), transient=False, auto_refresh=False,
+                        console=Console(file=out, width=width, force_terminal=False))
+    progress.add_task(description, total=total, completed=done, nps="12,345", pps="123.4")
+    progress.start()
+    progress.refresh()
+    progress.stop()
+    return out.getvalue().strip().splitlines()[-1]
+
+
+def test_the_progress_bar_keeps_its_eta_whole_in_an_80_column_terminal():
+    # rich squeezes columns that do not fit and cuts the time to "0:00:…" (the fresh-clone
+    # walk-through saw "ETA -:--:…" for the whole main job at 80 columns)
+    import re
+
+    for width in (80, 120):
+        for name in ("contempt_wdl", "contempt_vs_temperature"):  # the longest experiment
+            line = _bar_line(width, name, 100, 128)
+            assert "…" not in line and len(line) <= width, line
+            assert re.search(r"ETA (-:--:--|\d+:\d\d:\d\d) \d+:\d\d:\d\d$", line), line
+            assert name in line and "100/128 games" in line and "123.4 pos/s" in line
+    assert "nodes/s" in _bar_line(120, "contempt_wdl", 1, 8)  # wide: every rate
+
+
+def test_plain_progress_leaves_the_compile_out_of_the_time_left(capsys, monkeypatch):
+    """A run that compiles for 280 s and then plays a game every 2 s: the first line gives
+    no time left (the walk-through's --rules device run printed "~0:32:42 left" after its
+    compile and finished 2 s later), the next ones 2 s per game left."""
+    from zerochess.games import loop
+
+    clock = iter([0.0] + [280.0 + 2 * i for i in range(100)])
+    now = {"t": 0.0}
+
+    def perf_counter():
+        return now["t"]
+
+    monkeypatch.setattr(loop.time, "perf_counter", perf_counter)
+    bar = loop._PlainProgress(10, 0, "selfplay_tiny", interval=1e9)
+    next(clock)
+    for _ in range(10):
+        now["t"] = next(clock)
+        bar.update(1, 1900.0, 120.0)
+    bar.stop()
+    lines = capsys.readouterr().err.splitlines()
+    # a line at once, so that a silent compile does not look like a hang
+    assert lines[0] == "selfplay_tiny: 0/10 games; compiling or loading the search first"
+    assert lines[1].startswith("selfplay_tiny: 1/10 games") and "left" not in lines[1]
+    assert lines[2].startswith("selfplay_tiny: 2/10 games")
+    assert lines[2].endswith("0:04:42 elapsed, ~0:00:16 left")  # 8 games at 2 s each
+    assert "left" not in lines[-1] and lines[-1].startswith("selfplay_tiny: 10/10 games")
+
+
+def test_the_selfplay_summary_line_names_its_compile_time():
+    """The walk-through's --rules device run ended with "1.6 positions/s, 25 nodes/s" while
+    its progress said 1,871 nodes/s: 279 of its 282 s were the first compile."""
+    from zerochess.cli.selfplay import summary_line
+
+    s = {"seconds": 282.1, "compile_seconds": 278.85, "positions_per_s": 1.581,
+         "nodes_per_s": 25.296, "games_per_hour": 102.09}
+    assert summary_line(8, Path("runs/x/games.pgn"), 8, s) == (
+        "8 games in runs/x/games.pgn (8 played now in 282 s, 279 s of it compiling)\n"
+        "  1.6 positions/s, 25 nodes/s, 102 games/hour")
+    warm = dict(s, seconds=27.6, compile_seconds=0.2)
+    assert "compiling" not in summary_line(8, Path("g.pgn"), 8, warm)
+    assert summary_line(8, Path("g.pgn"), 0, warm) == "8 games in g.pgn (0 played now)"

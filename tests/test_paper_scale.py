@@ -123,3 +123,31 @@ def test_fig3_states_its_claim_as_a_test():
     assert float(re.search(r"p = ([0-9.e-]+)\)", text).group(1)) == pytest.approx(p, rel=1e-2)
     flat = [{**r, "draws": 60} for r in table]
     assert "no trend" in trend_sentence(flat)
+
+
+def test_a_finished_run_folder_measures_nothing_and_says_so(tmp_path, monkeypatch, capsys):
+    """Resuming a finished run: no warm-up message, no GPU hint, one line saying why (the
+    fresh-clone walk-through saw "Measuring a short warm-up..." then "0 s for the 0 of 32
+    games left")."""
+    experiment = get_experiment("contempt_wdl")
+    (part,) = experiment.plan(experiment.resolve("tiny"))
+    part = PlannedGames(part.label, part.specs[:2], part.players, 8, 100.0)
+    indices = {s.index for s in part.specs}
+
+    def no_search(*a, **k):
+        raise AssertionError("nothing is left to play: nothing to measure")
+
+    monkeypatch.setattr(runtime, "measure_search", no_search)
+    monkeypatch.setattr(runtime, "_done", lambda out_dir: (indices, [60, 60]))
+    est = runtime.estimate("builtin", [part], tmp_path)
+    assert est.games_left == 0 and "Measuring" not in capsys.readouterr().err
+    assert est.text() == ("All 2 games are already in the run folder: nothing to play, "
+                          "nothing to estimate.")
+    # one game left: the warm-up is announced and timed
+    monkeypatch.setattr(runtime, "measure_search", lambda *a, **k: SearchRate(17, 8, 1000.0,
+                                                                               0.0, 0.0))
+    monkeypatch.setattr(runtime, "_done", lambda out_dir: (indices - {part.specs[0].index},
+                                                            [60]))
+    est = runtime.estimate("builtin", [part], tmp_path)
+    assert est.games_left == 1 and "Measuring a short warm-up" in capsys.readouterr().err
+    assert "On a GPU" in est.text() or "On a CPU" in est.text()

@@ -220,3 +220,28 @@ def test_warmup_refuses_a_cache_that_is_off(monkeypatch, capsys):
     monkeypatch.setattr(compile_cache, "enable", lambda *a, **k: None)
     assert main(["warmup", "uci"]) == 2
     assert "the compilation cache is off" in capsys.readouterr().err
+
+
+def test_a_bare_warmup_command_parses_and_a_bad_part_is_named(monkeypatch, capsys):
+    """`zerochess warmup` with no part (the README's line) reaches the command: argparse's
+    nargs="*" with choices refused it on Python 3.11 ("invalid choice: []", exit 2)."""
+    from zerochess import compile_cache
+    from zerochess.cli import main
+
+    monkeypatch.setattr(compile_cache, "enable", lambda *a, **k: None)
+    assert main(["warmup"]) == 2  # parsed; then refused only because the cache is off
+    err = capsys.readouterr().err
+    assert "the compilation cache is off" in err and "invalid choice" not in err
+    assert main(["warmup", "uci", "bogus"]) == 2
+    assert "unknown part 'bogus' (choose from uci, analyse, search" in capsys.readouterr().err
+
+
+def test_warmup_names_what_the_search_part_compiled():
+    """The search part runs under jax.jit, not the program store: the fresh-clone walk's
+    warm-up printed "search: ready in 308.9 s (0 programs compiled, 0 loaded)"."""
+    from zerochess.cli.warmup import part_line
+
+    assert part_line("search", 308.94, {}, 120, 151) == (
+        "search: ready in 308.9 s (31 new entries in jax's compilation cache)")
+    assert part_line("uci", 230.0, {"compiled": 16}, 0, 40) == (
+        "uci: ready in 230.0 s (16 programs compiled, 0 loaded)")

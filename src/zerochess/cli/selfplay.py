@@ -34,8 +34,20 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / "selfplay" / config.name
     report = run_selfplay(config, out, progress=not args.no_progress, force=args.force,
                           rules=args.rules)
-    s = report.stats.summary()
-    print(f"{len(report.rows)} games in {out / 'games.pgn'} ({report.played} played now; "
-          f"{s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} nodes/s, "
-          f"{s['games_per_hour']:.0f} games/hour)")
+    print(summary_line(len(report.rows), out / "games.pgn", report.played,
+                       report.stats.summary()))
     return 0
+
+
+def summary_line(games: int, pgn: Path, played: int, s: dict) -> str:
+    """The closing lines: games in the folder, games played now, and the rates of this run
+    with its compile time named (a first run on device rules compiles for minutes on a
+    CPU, which the overall rates include)."""
+    line = f"{games} games in {pgn} ({played} played now"
+    if not played:
+        return line + ")"
+    line += f" in {s['seconds']:.0f} s"
+    if s.get("compile_seconds", 0) >= 1:
+        line += f", {s['compile_seconds']:.0f} s of it compiling"
+    return (line + ")\n" f"  {s['positions_per_s']:.1f} positions/s, {s['nodes_per_s']:.0f} "
+            f"nodes/s, {s['games_per_hour']:.0f} games/hour")  # two lines: 80 columns

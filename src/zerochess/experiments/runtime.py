@@ -73,6 +73,9 @@ class Estimate:
 
     def text(self) -> str:
         """A few lines for the terminal and summary.md."""
+        if not self.games_left:
+            return (f"All {self.games_total} games are already in the run folder: nothing to "
+                    "play, nothing to estimate.")
         lines = [
             f"Expected run time on this machine ({self.machine}): {_duration(self.seconds)} "
             f"for the {self.games_left} of {self.games_total} games left "
@@ -203,11 +206,12 @@ def estimate(model_name: str, plan: Sequence[PlannedGames], out_dir: Path | None
     backend, machine = machine_description()
     from zerochess.experiments.terminal import wrap_lines
 
-    print(wrap_lines(f"Measuring a short warm-up on this machine ({machine}) for the run-time "
-                     "estimate (the search compiles first; the run reuses the compile)..."),
-          file=sys.stderr, flush=True)
     t_start = time.perf_counter()
     done, lengths = _done(out_dir)
+    if any(s.index not in done for part in plan for s in part.specs):  # else: nothing to time
+        print(wrap_lines(f"Measuring a short warm-up on this machine ({machine}) for the "
+                         "run-time estimate (the search compiles first; the run reuses the "
+                         "compile)..."), file=sys.stderr, flush=True)
     in_play = saved_plies(out_dir)
     known = len(lengths) >= MIN_GAMES_FOR_LENGTH
     source = (f"mean of the {len(lengths)} games in the run folder" if known

@@ -185,25 +185,35 @@ def _pgn_time_control(clock: GameClock) -> str:
 class _PlainProgress:
     """Progress as plain lines on stderr, for logs and pipes (no cursor moves): one line
     at every tenth of the games and at least every ``interval`` seconds between, and one
-    at the end."""
+    at the end, after one at the start that says the search compiles first. The time left
+    is estimated from the games finished after the first finished ones (the time before
+    them is mostly compiling), so the first count has none."""
 
     def __init__(self, total: int, done: int, description: str, interval: float = 60.0):
         self.total, self.done, self.description = total, done, description
         self.interval, self.t0 = interval, time.perf_counter()
         self.last_t, self.last_tenth = self.t0, 10 * done // max(total, 1)
         self.rates = "-"
+        self.first: tuple[float, int] | None = None  # (time, games done) at the first update
+        if done < total:  # the first step compiles (or loads) the search: say so up front
+            print(f"{description}: {done}/{total} games; compiling or loading the search "
+                  "first", file=sys.stderr, flush=True)
 
     def _line(self) -> None:
-        elapsed = time.perf_counter() - self.t0
+        now = time.perf_counter()
+        elapsed = now - self.t0
         left = ""
-        if 0 < self.done < self.total:
-            left = f", ~{_clock(elapsed / self.done * (self.total - self.done))} left"
+        if self.first is not None and self.first[1] < self.done < self.total:
+            pace = (now - self.first[0]) / (self.done - self.first[1])  # s per game
+            left = f", ~{_clock(pace * (self.total - self.done))} left"
         print(f"{self.description}: {self.done}/{self.total} games, {self.rates}, "
               f"{_clock(elapsed)} elapsed{left}", file=sys.stderr, flush=True)
 
     def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
         self.done += games
         self.rates = f"{nodes_per_s:,.0f} nodes/s"
+        if games and self.first is None:
+            self.first = (time.perf_counter(), self.done)
         tenth = 10 * self.done // max(self.total, 1)
         now = time.perf_counter()
         if games and (tenth > self.last_tenth or now - self.last_t >= self.interval):
@@ -220,6 +230,30 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+NARROW_TERMINAL = 100  # columns: below this the bar drops nodes/s and shrinks (80 fits)
+
+
+def _progress_columns(width: int) -> list:
+    """The rich progress bar's columns for a terminal ``width`` wide: games done, rates,
+    ETA and elapsed time. Below ``NARROW_TERMINAL`` columns the bar is short and nodes/s
+    is left out (positions/s stays), so that the ETA is never cut to ``0:00:…``."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    head = [TextColumn("[bold]{task.description}")]
+    tail = [TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn()]
+    if width < NARROW_TERMINAL:
+        return head + [BarColumn(bar_width=10), MofNCompleteColumn(), TextColumn("games"),
+                       TextColumn("{task.fields[pps]:>5} pos/s")] + tail
+    return head + [BarColumn(), MofNCompleteColumn(), TextColumn("games"),
+                   TextColumn("{task.fields[nps]:>8} nodes/s"),
+                   TextColumn("{task.fields[pps]:>6} pos/s")] + tail
+
+
 class _Progress:
     """A rich progress bar: games done, nodes/s, ETA (no-op when disabled); plain lines
     when stderr is not a terminal (``_PlainProgress``)."""
@@ -233,20 +267,11 @@ class _Progress:
             self.plain = _PlainProgress(total, done, description)
             return
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("games"), TextColumn("{task.fields[nps]:>8} nodes/s"),
-            TextColumn("{task.fields[pps]:>6} pos/s"), TextColumn("ETA"),
-            TimeRemainingColumn(), TimeElapsedColumn(),
-            console=Console(file=sys.stderr), transient=False)
+        from rich.progress import Progress
+
+        console = Console(file=sys.stderr)
+        self.progress = Progress(*_progress_columns(console.width), console=console,
+                                 transient=False)
         self.task = self.progress.add_task(description, total=total, completed=done,
                                            nps="-", pps="-")
         self.progress.start()
