@@ -377,3 +377,17 @@ def test_startup_runs_cold_then_warm_on_one_new_cache(tmp_path: Path,
     # interleaved, each source on a cache of its own: cold, cold, warm, warm
     assert [n for _, n, _ in rows] == ["0", "0", "1", "1"] and len({d for *_, d in rows}) == 2
     assert startup.commands(64)[0].argv[-3:] == ("--visits", "64", "--json")
+
+
+def test_startup_and_warmup_run_the_readmes_pure_search_verbatim() -> None:
+    """``bench --startup``'s and ``zerochess warmup search``'s pure search is the README's
+    snippet as a user copies it: a warm-up of anything else leaves that snippet to compile
+    (the fresh-clone walk-through, docs/WALKTHROUGH.md)."""
+    from zerochess.bench import startup
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert startup.README_SEARCH.strip() in [b.strip() for b in blocks]
+    assert startup.SEARCH_SCRIPT.startswith(startup.README_SEARCH)
+    search = next(c for c in startup.commands() if c.name == "search")
+    assert search.argv[-1] == startup.SEARCH_SCRIPT

@@ -21,29 +21,39 @@ FEN = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
 ZEROCHESS = [sys.executable, "-m", "zerochess.cli"]
 
 
-# The README's pure search (``search.compiled.search`` under the user's ``jax.jit``).
-SEARCH_SCRIPT = """
-import jax, chess, zerochess
-if hasattr(zerochess, "enable_compile_cache"):
-    zerochess.enable_compile_cache()
+# The README's pure search, verbatim (tests/test_bench.py holds the two equal), then a ready
+# line: what ``zerochess warmup search`` runs and ``--startup`` times.
+README_SEARCH = """
+import jax
+import zerochess
 from zerochess import SearchConfig, load_model
-from zerochess.env import Env, start_states
+from zerochess.chess.actions import actions_to_uci
+from zerochess.env import Env
 from zerochess.search import stack_configs
 from zerochess.search.compiled import roots_from_env, search
+from zerochess.search.per_player import for_player, stack_players
 
-model = load_model("builtin")
-states = jax.tree.map(jax.numpy.asarray, start_states([chess.Board()] * 8))
-params = stack_configs([SearchConfig(n_scl=5)] * 8)
+zerochess.enable_compile_cache()   # a second process compiles nothing it compiled before
+model, env, B = load_model("builtin"), Env(), 8
+# per-tree settings, one SearchParams [B] per player; the model's defaults (moves-left
+# utility, the built-in evaluator's mate check) are passed on, as Searcher does
+sc = stack_configs([SearchConfig(n_scl=5)] * B, model.has_moves_left, model.mate_check)
+puct = stack_configs([SearchConfig()] * B, model.has_moves_left, model.mate_check)
+settings = stack_players(sc, puct)        # [2, B, ...]: player 0 SC, player 1 PUCT
 
 @jax.jit
-def policy(model_params, states, key):
-    out = search(model_params, roots_from_env(states, key), params, 64, apply_fn=model.apply)
-    return out.action, out.action_weights
+def act(model_params, settings, states, key):
+    search_params = for_player(settings, states.current_player)  # [B, ...]: the mover's
+    out = search(model_params, roots_from_env(states, key), search_params, 64,
+                 apply_fn=model.apply)
+    return out.action, out.action_weights  # lc0 indices [B]; visit distribution [B, 1858]
 
-actions, targets = policy(model.params, states, jax.random.key_data(jax.random.PRNGKey(0)))
-states = jax.vmap(Env().step)(states, actions)
-print("actions", [int(a) for a in actions], flush=True)
+states = jax.vmap(env.init)(jax.random.split(jax.random.key(1), B))  # who is white: drawn
+actions, targets = act(model.params, settings, states, jax.random.key(0))  # or PRNGKey(0)
+print(actions_to_uci(states, actions))    # decode before stepping: ['b1c3', 'g1f3', ...]
+states = jax.vmap(env.step)(states, actions)  # in a loop: jax.jit(jax.vmap(env.step)) once
 """
+SEARCH_SCRIPT = README_SEARCH + 'print("actions ready", flush=True)\n'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,4 +191,4 @@ def main(args: Any) -> int:
     return 0
 
 
-__all__ = ["FEN", "SEARCH_SCRIPT", "Command", "commands", "main", "measure", "run", "run_once"]
+__all__ = ["FEN", "README_SEARCH", "SEARCH_SCRIPT", "Command", "commands", "main", "measure", "run", "run_once"]
