@@ -1035,3 +1035,44 @@ def test_device_selfplay_refuses_bad_counts_before_compiling(toy, kw, fragment):
     args.update({k: chess.Board() if v == "board" else v for k, v in kw.items()})
     with pytest.raises((ConfigError, PositionError), match=fragment):
         play(**args)
+
+
+def _device_roots():
+    """Two start-position roots as jax arrays (as ``roots_from_env`` gives them)."""
+    import jax
+    import jax.numpy as jnp
+
+    import hostile
+
+    return jax.tree.map(jnp.asarray, hostile.host_roots([chess.Board(), chess.Board()]))
+
+
+def test_search_refuses_trees_that_cannot_fit_before_compiling(pure_search, monkeypatch):
+    """``num_simulations=10**8`` traced, compiled and then failed to allocate (a tree of
+    10**8 nodes per root); now refused at trace time with the memory it needs (here a
+    memory of 1 GiB, so the test does not depend on the machine; wrapped in ``eval_shape``
+    so the code before the fix traces without allocating)."""
+    import jax
+
+    from zerochess.search import memory
+
+    monkeypatch.setattr(memory, "memory_bytes", lambda: (2**30, "a memory of 1 GiB"))
+    with pytest.raises(ConfigError, match=r"2 tree\(s\) of num_nodes=100,000,001 .* need .*GiB "
+                                          r".*edges_per_node=8\), more than a memory of 1 GiB"):
+        jax.eval_shape(lambda: pure_search(num_simulations=10**8, num_nodes=None,
+                                           edges_per_node=8, roots=_device_roots()))
+
+
+def test_search_refuses_an_edge_pool_past_int32_indices(pure_search, monkeypatch):
+    """With memory enough (an accelerator of 141 GB holds 10**7 nodes of 218 edges), a
+    pool of num_nodes * edges_per_node > 2**31 - 1 entries raised numpy's OverflowError
+    from inside the tree's allocation; now a ``ConfigError`` naming both arguments."""
+    import jax
+
+    from zerochess.search import memory
+
+    monkeypatch.setattr(memory, "memory_bytes", lambda: (2**62, "a large memory"))
+    with pytest.raises(ConfigError, match=r"num_nodes=10,000,001 with edges_per_node=218 .*"
+                                          r"more than int32"):
+        jax.eval_shape(lambda: pure_search(num_simulations=10**7, num_nodes=None,
+                                           roots=_device_roots()))

@@ -170,3 +170,14 @@ def test_a_full_tree_reports_the_simulations_it_dropped():
     assert int(out.visits[0].sum()) == 2 and int(out.dropped[0]) == 4, (out.visits[0].sum(),
                                                                          out.dropped)
     assert not out.root_ended[0] and out.action[0] >= 0
+
+
+def test_roots_made_on_the_host_trace_under_jit():
+    """``RootInputs`` of numpy arrays (made on the host, as ``hostile.host_roots`` does)
+    failed under a trace with jax's ``TracerArrayConversionError`` (the root mate check
+    indexed a numpy array with a traced row); they are read as jax arrays now."""
+    model = linear_model(0)
+    roots = hostile.host_roots([chess.Board(), chess.Board()])
+    params = stack_configs([SearchConfig()] * 2, False, False)
+    out = jax.eval_shape(lambda: search(model.params, roots, params, 4, apply_fn=model.apply))
+    assert out.action.shape == (2,) and out.dropped.shape == (2,)

@@ -420,6 +420,32 @@ def _static(value: Any, name: str) -> Any:
     return value
 
 
+def _check_memory(batch: int, num_nodes: int, edges_per_node: int) -> None:
+    """Refuse (trace time) an edge pool past int32 indices (an OverflowError from inside
+    the tree's allocation) and trees that cannot fit in the memory of all devices together
+    (a batch may be sharded over them), which would compile and then fail to allocate."""
+    from zerochess.search.memory import default_node_bytes, memory_bytes, size_text
+    from zerochess.validation import MAX_INT32
+
+    if num_nodes * edges_per_node > MAX_INT32:  # the edge pool is indexed with int32
+        raise ConfigError(f"num_nodes={num_nodes:,} with edges_per_node={edges_per_node} "
+                          f"make an edge pool of {num_nodes * edges_per_node:,} entries, more "
+                          f"than int32 indices reach ({MAX_INT32:,}); give fewer simulations "
+                          f"or nodes, or a smaller edges_per_node")
+    per_node = default_node_bytes(edges_per_node)
+    need = batch * num_nodes * per_node
+    have, where = memory_bytes()
+    devices = jax.device_count()
+    have *= devices
+    if need > have:
+        raise ConfigError(
+            f"{batch:,} tree(s) of num_nodes={num_nodes:,} (num_simulations + 1 unless given) "
+            f"need {size_text(need)} ({per_node:,} bytes per node with edges_per_node="
+            f"{edges_per_node}), more than {where}"
+            f"{f' on {devices} devices' if devices > 1 else ''} ({size_text(have)}); give "
+            f"fewer simulations or nodes, fewer trees, or a smaller edges_per_node")
+
+
 def _check_apply_fn(apply_fn: Any) -> None:
     """``apply_fn`` must be callable as ``apply_fn(model_params, planes)``."""
     import inspect
@@ -472,9 +498,11 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
       ``zerochess.env.State`` (each field's batch, kind and shape); ``params`` must be
       ``SearchParams`` with ``stack_configs``'s fields, kinds and shapes (float fields in
       any real dtype are cast to float32); ``apply_fn`` must take ``(model_params,
-      planes)``. Per-tree settings checked for range: the temperatures, draw score, the
-      cpuct family, FPU, Dirichlet noise, AlphaZero's ``pb_c_*``, ``sc_temperature``,
-      ``n_scl`` (>= 1) and ``selection`` (an index of ``SELECTION_NAMES``).
+      planes)``; trees that do not fit in the devices' memory together are refused
+      before anything compiles. Per-tree settings checked for range: the temperatures,
+      draw score, the cpuct family, FPU, Dirichlet noise, AlphaZero's ``pb_c_*``,
+      ``sc_temperature``, ``n_scl`` (>= 1) and ``selection`` (an index of
+      ``SELECTION_NAMES``).
 
     Args:
       model_params: the network's parameters (data: new weights do not recompile).
@@ -515,7 +543,9 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
         if not jnp.issubdtype(leaf.dtype, jnp.integer):
             raise ConfigError(f"roots.{name} must be integers (roots_from_env), got "
                               f"{_shape_text(leaf)}")
+    roots = jax.tree.map(jnp.asarray, roots)  # numpy roots (made on the host) under a trace
     params = _check_params(params, batch)
+    _check_memory(batch, num_nodes, edges_per_node)
     limit, bad = _check_trees(params, limits, num_simulations, batch)
     ended = (roots.status != GameStatus.ONGOING) | (roots.num_legal <= 0)
     state = loop.empty_state(params, num_nodes, edges_per_node)
