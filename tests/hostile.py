@@ -947,6 +947,7 @@ def _fresh_round() -> list[tuple[str, int, list[str]]]:
     cases["roots.legal float"] = lambda: call(roots=roots.replace(
         legal=np.asarray(roots.legal, np.float32)))
     cases["apply_fn of one argument"] = lambda: call(apply_fn=lambda x: model.apply(None, x))
+    cases["an edge pool past int32"] = lambda: call(num_nodes=2**31 - 1)
     cases["num_simulations traced"] = lambda: jax.eval_shape(
         lambda n: _static_args(n, None, 1, None, 7), 4)
     run("fresh: search's params, roots, apply_fn", cases)

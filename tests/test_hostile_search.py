@@ -172,12 +172,16 @@ def test_a_full_tree_reports_the_simulations_it_dropped():
     assert not out.root_ended[0] and out.action[0] >= 0
 
 
-def test_roots_made_on_the_host_trace_under_jit():
+def test_roots_and_params_made_on_the_host_trace_under_jit():
     """``RootInputs`` of numpy arrays (made on the host, as ``hostile.host_roots`` does)
     failed under a trace with jax's ``TracerArrayConversionError`` (the root mate check
-    indexed a numpy array with a traced row); they are read as jax arrays now."""
+    indexed a numpy array with a traced row), and ``SearchParams`` with numpy fields (edited
+    on the host, an integer ``cpuct``) with ``'numpy.ndarray' object has no attribute
+    'at'``; both are read as jax arrays now."""
     model = linear_model(0)
     roots = hostile.host_roots([chess.Board(), chess.Board()])
     params = stack_configs([SearchConfig()] * 2, False, False)
-    out = jax.eval_shape(lambda: search(model.params, roots, params, 4, apply_fn=model.apply))
-    assert out.action.shape == (2,) and out.dropped.shape == (2,)
+    for p in (params, jax.tree.map(np.asarray, params).replace(cpuct=np.array([1, 2]))):
+        out = jax.eval_shape(lambda p=p: search(model.params, roots, p, 4,
+                                                apply_fn=model.apply))
+        assert out.action.shape == (2,) and out.dropped.shape == (2,)

@@ -316,8 +316,8 @@ def _params_spec() -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
 def _check_params(params: Any, batch: int) -> Any:
     """``params`` checked at trace time against ``stack_configs``'s ``SearchParams`` (the
     type, each field's batch, kind and shape; a ``ConfigError`` naming the field), with
-    every field in its dtype (a float field may be given as any real dtype, an integer
-    field as any integer dtype)."""
+    every field a jax array of its dtype (a float field may be given as any real dtype, an
+    integer field as any integer dtype; numpy fields are read as jax arrays)."""
     from zerochess.search.params import SearchParams
 
     if not isinstance(params, SearchParams):
@@ -336,8 +336,8 @@ def _check_params(params: Any, batch: int) -> Any:
             raise ConfigError(f"params.{name} must be {dtype}[{batch}"
                               f"{''.join(f', {d}' for d in trailing)}] (stack_configs), got "
                               f"{_shape_text(leaf)}")
-        if leaf.dtype != dtype:
-            casts[name] = leaf.astype(dtype)
+        if leaf.dtype != dtype or not isinstance(leaf, jax.Array):
+            casts[name] = jnp.asarray(leaf, dtype)  # numpy fields (edited on the host) too
     return params.replace(**casts) if casts else params
 
 
@@ -360,7 +360,7 @@ def _check_trees(params: Any, limits: Any, num_simulations: int, batch: int
             if not ok.all():
                 tree = int(np.argmin(ok))
                 raise ConfigError(f"params.{name} of tree {tree} must be {expected}, got "
-                                  f"{float(np.asarray(value)[tree])!r}")
+                                  f"{np.asarray(value)[tree].item()!r}")
         else:
             bad = bad | ~good(value, jnp)
     limit = jnp.full((batch,), num_simulations, jnp.int32)
