@@ -858,6 +858,160 @@ def _search_env_sweep() -> list[tuple[str, int, list[str]]]:
                                      "w KQkq - 0 1", "7"]),
         "218 moves 6": lambda: perft(["R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1",
                                       "6"])})
+    rows.extend(_fresh_round())
+    return rows
+
+
+# --- issue 39's fresh round: what a new user of the public API tried next -----------------
+# (docs/_readme_hostile.md lists every case of the round and its outcome before the fixes;
+# these are the classes that were not clean, each refused now before anything compiles)
+
+E2E4 = 322  # lc0's index of e2e4 from the start position (chess.policy_map.move_to_index)
+
+
+def _fresh_round() -> list[tuple[str, int, list[str]]]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.cli import main
+    from zerochess.env import Env, start_states
+    from zerochess.errors import ConfigError
+    from zerochess.neural.toy import linear_model
+    from zerochess.search import stack_configs
+    from zerochess.search.compiled import _static_args, roots_from_env, search
+    from zerochess.training.device_selfplay import play
+
+    rows: list[tuple[str, int, list[str]]] = []
+
+    def run(name: str, cases: dict[str, Callable[[], Any]], want: str = "error") -> None:
+        bad = []
+        for case, call in cases.items():
+            outcome, value = _bounded(call, JAX_SECONDS)
+            if outcome == "bad":
+                bad.append(f"{case}: {value}")
+            elif outcome != want:
+                bad.append(f"{case}: {outcome} ({value!r:.120})")
+        rows.append((name, len(cases), bad))
+
+    model = linear_model(0)
+    states = jax.tree.map(jnp.asarray, start_states([chess.Board(), chess.Board()]))
+    key = jax.random.key(0)
+    bad_states = {
+        "0 games": jax.tree.map(lambda a: a[:0], states),
+        "keys for 3 games": states.replace(keys=jnp.concatenate([states.keys,
+                                                                 states.keys[:1]])),
+        "terminated float (NaN)": states.replace(terminated=jnp.array([jnp.nan, 0.0])),
+        "board float": states.replace(position=states.position._replace(
+            board=states.position.board.astype(jnp.float32))),
+        "turn float": states.replace(position=states.position._replace(
+            turn=states.position.turn.astype(jnp.float32))),
+        "boards of 4 plies": states.replace(boards=states.boards[:, :4]),
+    }
+    run("fresh: states for roots_from_env",
+        {k: (lambda v=v: roots_from_env(v, key)) for k, v in bad_states.items()})
+
+    roots = host_roots([chess.Board(), chess.Board()])
+    params = stack_configs([SearchConfig()] * 2, False, False)
+
+    def call(**kw: Any) -> Any:
+        args = dict(num_simulations=4, apply_fn=model.apply, num_nodes=5)
+        args.update(kw)
+        return search(model.params, args.pop("roots", roots), args.pop("params", params),
+                      **args)
+
+    def edited(field: str, value: Any, dtype: Any = None) -> Any:
+        arr = np.asarray(getattr(params, field)).copy()
+        if dtype is not None or np.ndim(value):
+            return params.replace(**{field: np.asarray(value, dtype)})
+        arr[1] = value
+        return params.replace(**{field: arr})
+
+    bad_params = {
+        "a SearchConfig": SearchConfig(), "None": None, "a list of configs": [SearchConfig()] * 2,
+        "draw_score bool": edited("draw_score", [True, False], bool),
+        "n_scl 5.5": edited("n_scl", [5.5, 3.0], np.float32),
+        "fpu_absolute float": edited("fpu_absolute", [0.5, 0.0], np.float32),
+        "hybrid_nodes [2]": edited("hybrid_nodes", [0.0, 0.0], np.float32),
+        "moves_left [2, 1]": edited("moves_left", [[False], [False]], bool),
+        "selection 7": edited("selection", 7), "selection -1": edited("selection", -1),
+        "n_scl 0": edited("n_scl", 0), "cpuct_base 0": edited("cpuct_base", 0.0),
+        "pb_c_base NaN": edited("pb_c_base", math.nan),
+        "sc_temperature NaN": edited("sc_temperature", math.nan),
+        "pb_c_init -1": edited("pb_c_init", -1.0),
+    }
+    cases: dict[str, Callable[[], Any]] = {
+        f"params {k}": (lambda v=v: call(params=v)) for k, v in bad_params.items()}
+    cases["roots of 0 trees"] = lambda: call(roots=jax.tree.map(lambda a: a[:0], roots))
+    cases["roots.legal float"] = lambda: call(roots=roots.replace(
+        legal=np.asarray(roots.legal, np.float32)))
+    cases["apply_fn of one argument"] = lambda: call(apply_fn=lambda x: model.apply(None, x))
+    cases["an edge pool past int32"] = lambda: call(num_nodes=2**31 - 1)
+    cases["num_simulations traced"] = lambda: jax.eval_shape(
+        lambda n: _static_args(n, None, 1, None, 7), 4)
+    run("fresh: search's params, roots, apply_fn", cases)
+    run("fresh: concrete jax counts and cast params", {
+        "num_simulations jnp.int32(4)": lambda: _static_args(jnp.int32(4), None, 1, None, 7),
+        "Env(max_steps=np.int64(5))": lambda: Env(max_steps=np.int64(5)),
+        "player_order uint8": lambda: start_states([chess.Board()], np.array([1, 0], np.uint8)),
+    }, want="ok")
+
+    configs = {"[]": ([], {}), "a SearchConfig": (SearchConfig(), {}),
+               "[dict]": ([{"cpuct": 1.0}], {}), "[None]": ([None], {}),
+               "a generator": ((SearchConfig() for _ in range(2)), {}),
+               "moves_left='no'": ([SearchConfig()], {"moves_left": "no"}),
+               "mate_check=1": ([SearchConfig()], {"mate_check": 1})}
+    run("fresh: stack_configs", {k: (lambda c=c, kw=kw: stack_configs(c, **kw))
+                                 for k, (c, kw) in configs.items()})
+
+    env = Env()
+    one = jax.tree.map(lambda a: jnp.asarray(a[0]), start_states([chess.Board()]))
+    run("fresh: Env states and wrapping integers", {
+        "step a dict": lambda: env.step({"a": 1}, E2E4),
+        "step a batch of states": lambda: env.step(states, jnp.array([E2E4, E2E4])),
+        "action 2**32 + e2e4": lambda: env.step(one, 2**32 + E2E4),
+        "action np.int64(2**32 + e2e4)": lambda: env.step(one, np.int64(2**32 + E2E4)),
+        "action 2**70": lambda: env.step(one, 2**70),
+        "player_order 2**32, 2**32 + 1": lambda: start_states(
+            [chess.Board()], np.array([2**32, 2**32 + 1], np.int64))})
+
+    def perft(argv: list[str]) -> Any:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            status = main(["perft", *argv])
+        if status != 2 or "must be an integer" not in err.getvalue():
+            raise AssertionError(f"exit status {status}: {err.getvalue()[-200:]}")
+        raise ConfigError("refused")
+
+    run("fresh: perft numbers that are not ASCII integers", {
+        f"{k}": (lambda v=v: perft(["startpos", *v, "--rules", "host"])) for k, v in {
+            "DEPTH 1_0": ["1_0"], "DEPTH Arabic 3": ["\u0663"], "DEPTH fullwidth 3": ["\uff13"],
+            "--batch 1_024": ["1", "--batch", "1_024"]}.items()})
+
+    def selfplay(**kw: Any) -> Any:
+        args = dict(model=model, openings=[chess.Board()], white=SearchConfig(),
+                    black=SearchConfig(), num_simulations=2, batch=1, max_plies=2)
+        args.update(kw)
+        return play(**args)
+
+    run("fresh: device_selfplay arguments", {
+        f"{k}": (lambda v=v: selfplay(**v)) for k, v in {
+            "num_simulations 0": {"num_simulations": 0},
+            "num_simulations 2.5": {"num_simulations": 2.5},
+            "num_simulations True": {"num_simulations": True},
+            "batch 0": {"batch": 0}, "batch -1": {"batch": -1}, "batch True": {"batch": True},
+            "openings []": {"openings": []}, "openings a Board": {"openings": chess.Board()},
+            "openings [FEN]": {"openings": [chess.STARTING_FEN]},
+            "max_plies 0": {"max_plies": 0}, "max_plies 2.5": {"max_plies": 2.5},
+            "plies_per_call 0": {"plies_per_call": 0}, "seed -1": {"seed": -1},
+            "seed 2**70": {"seed": 2**70}, "seed 1.5": {"seed": 1.5},
+            "white None": {"white": None}, "white a dict": {"white": {"cpuct": 1.0}},
+            "white_temperature 0.5": {"white_temperature": 0.5}, "model None": {"model": None},
+        }.items()})
     return rows
 
 

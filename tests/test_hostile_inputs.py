@@ -839,3 +839,240 @@ def test_perft_estimates_and_reports_progress_on_long_counts(monkeypatch):
     assert len(lines) == 20 and lines[-1].startswith("perft(3): 20/20 root moves"), err
     status, out, _ = _perft(["startpos", "3", "--rules", "host", "--divide"])
     assert status == 0 and "e2e4: 600" in out and "Nodes searched: 8902" in out
+
+
+# --- issue 39's fresh round (tests/hostile.py FRESH_ROUND): what a new user tried next ----
+# (each refused before anything compiles; the compiled search's part is in
+# tests/test_hostile_search.py)
+
+
+def _states(boards=None):
+    import jax
+    import jax.numpy as jnp
+
+    from zerochess.env import start_states
+
+    return jax.tree.map(jnp.asarray, start_states(boards or [chess.Board(), chess.Board()]))
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda s: __import__("jax").tree.map(lambda a: a[:0], s),
+     "at least one game, got a batch of 0"),
+    (lambda s: s.replace(keys=__import__("jax").numpy.concatenate([s.keys, s.keys[:1]])),
+     r"states\.keys must have the batch size 2 first"),
+    (lambda s: s.replace(terminated=s.terminated.astype("float32")),
+     r"states\.terminated must be bools \[2\] .*got float32\[2\]"),
+    (lambda s: s.replace(position=s.position._replace(board=s.position.board.astype("float32"))),
+     r"states\.position\.board must be integers \[2, 64\]"),
+    (lambda s: s.replace(boards=s.boards[:, :4]), r"states\.boards must be integers \[2, 8, 64\]"),
+])
+def test_roots_from_env_refuses_states_that_are_not_a_batch_of_games(change, fragment):
+    """A batch of 0 games (an IndexError), fields of different batch sizes (a vmap error),
+    a float ``terminated`` (jax's ``and does not accept dtype float32``) or a float board:
+    now a ``ConfigError`` naming the field, what it got and what was expected."""
+    import jax
+
+    from zerochess.search.compiled import roots_from_env
+
+    with pytest.raises(ConfigError, match=fragment):
+        roots_from_env(change(_states()), jax.random.key(0))
+
+
+@pytest.mark.parametrize("params, fragment", [
+    ("config", "params must be SearchParams .*got SearchConfig"),
+    (None, "params must be SearchParams .*got NoneType"),
+    ("list", "params must be SearchParams .*got list"),
+    ({"draw_score": [True, False]}, r"params\.draw_score must be float32\[2\] .*got bool\[2\]"),
+    ({"n_scl": [5.5, 3.0]}, r"params\.n_scl must be int32\[2\] .*got float32\[2\]"),
+    ({"fpu_absolute": [0.5, 0.0]}, r"params\.fpu_absolute must be bool\[2\]"),
+    ({"hybrid_nodes": [0.0, 0.0]}, r"params\.hybrid_nodes must be float32\[2, 16\]"),
+])
+def test_search_refuses_params_of_another_type_kind_or_shape(pure_search, params, fragment):
+    """A ``SearchConfig`` or a list of them given as ``params`` (an AttributeError or
+    jax's "not a valid JAX type"), a bool draw score (``neg does not accept dtype bool``),
+    a fractional ``n_scl`` (accepted and read as a float), a float flag or a field of the
+    wrong shape: a ``ConfigError`` naming the field at trace time."""
+    import numpy as np
+
+    from zerochess import SearchConfig
+
+    if isinstance(params, dict):
+        (field, value), = params.items()
+        dtype = np.float32 if isinstance(value[0], float) else bool
+        params = pure_search.params.replace(**{field: np.asarray(value, dtype)})
+    else:
+        params = {"config": SearchConfig(), "list": [SearchConfig()] * 2}.get(params, params)
+    with pytest.raises(ConfigError, match=fragment):
+        pure_search(params=params)
+
+
+def test_search_casts_real_params_and_reads_a_concrete_jax_count():
+    """An integer ``cpuct`` or float16 temperature is cast to the field's dtype (as
+    ``stack_configs`` makes it); ``num_simulations=jnp.int32(4)`` is 4, while a traced
+    count says it must be static (it was "must be an integer, got JitTracer")."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from zerochess import SearchConfig
+    from zerochess.search import compiled, stack_configs
+
+    params = stack_configs([SearchConfig()] * 2)
+    cast = compiled._check_params(params.replace(cpuct=np.array([1, 2]),
+                                                 policy_temperature=np.ones(2, np.float16)), 2)
+    assert cast.cpuct.dtype == np.float32 and cast.cpuct.tolist() == [1.0, 2.0]
+    assert cast.policy_temperature.dtype == np.float32
+    assert compiled._static_args(jnp.int32(4), None, np.int64(1), None, 7)[:2] == (4, 5)
+    with pytest.raises(ConfigError, match="num_simulations must be static"):
+        jax.eval_shape(lambda n: compiled._static_args(n, None, 1, None, 7), 4)
+    with pytest.raises(ConfigError, match="num_simulations must be an integer"):
+        compiled._static_args(np.bool_(True), None, 1, None, 7)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("selection", 7), ("selection", -1), ("n_scl", 0), ("cpuct_base", 0.0),
+    ("pb_c_base", math.nan), ("sc_temperature", math.nan), ("pb_c_init", -1.0)])
+def test_search_refuses_more_per_tree_settings_out_of_range(pure_search, field, value):
+    """Per-tree data that no ``SearchConfig`` can make, edited after ``stack_configs``:
+    a selection rule index past ``SELECTION_NAMES`` (run as some other rule), ``n_scl``
+    0, a 0 or NaN base: accepted silently before; now refused naming field and tree."""
+    import numpy as np
+
+    arr = np.asarray(getattr(pure_search.params, field)).copy()
+    arr[1] = value
+    with pytest.raises(ConfigError, match=rf"params\.{field} of tree 1 must be .* got"):
+        pure_search(params=pure_search.params.replace(**{field: arr}))
+
+
+def test_search_refuses_no_trees_float_roots_and_an_apply_fn_of_one_argument(pure_search, toy):
+    import jax
+    import numpy as np
+
+    import hostile
+
+    roots = hostile.host_roots([chess.Board(), chess.Board()])
+    with pytest.raises(ConfigError, match="roots must hold at least one tree, got a batch of 0"):
+        pure_search(roots=jax.tree.map(lambda a: a[:0], roots))
+    with pytest.raises(ConfigError, match=r"roots\.legal must be integers .*float32\[2, 218\]"):
+        pure_search(roots=roots.replace(legal=np.asarray(roots.legal, np.float32)))
+    with pytest.raises(ConfigError, match=r"apply_fn must take \(model_params, planes\)"):
+        pure_search(apply_fn=lambda planes: toy.apply(toy.params, planes))
+
+
+@pytest.mark.parametrize("configs, kw, fragment", [
+    ([], {}, "at least one SearchConfig"), ("config", {}, "list of SearchConfig, .*got "
+                                            "SearchConfig"),
+    ([{"cpuct": 1.0}], {}, r"configs\[0\] must be a SearchConfig"),
+    ([None], {}, r"configs\[0\] must be a SearchConfig"), ("generator", {}, "got generator"),
+    ([None], {}, "got None"), (["one"], {"moves_left": "no"}, "moves_left .*got 'no'"),
+    (["one"], {"mate_check": 1}, "mate_check .*got 1")])
+def test_stack_configs_refuses_what_is_not_a_list_of_configs(configs, kw, fragment):
+    """``stack_configs([])`` gave 0-tree settings, a dict or a lone config an
+    AttributeError/TypeError, and ``moves_left="no"`` turned the moves-left utility on."""
+    from zerochess import SearchConfig
+    from zerochess.search import stack_configs
+
+    value = {"config": SearchConfig(), "generator": (SearchConfig() for _ in range(2))}.get(
+        configs, configs) if isinstance(configs, str) else [
+        SearchConfig() if c == "one" else c for c in configs]
+    with pytest.raises(ConfigError, match=fragment):
+        stack_configs(value, **kw)
+
+
+def test_env_step_refuses_other_states_and_actions_that_would_wrap(one_game):
+    """``Env.step`` on a dict (an AttributeError) or a batch of states (jax's
+    "Incompatible shapes"); an action of 2**32 + e2e4 played e2e4 (int32 wrapping) and
+    2**70 was called a float; player ids 2**32, 2**32 + 1 were read as 0, 1."""
+    import numpy as np
+
+    from zerochess.chess.policy_map import move_to_index
+    from zerochess.env import Env, start_states
+
+    env, state = one_game
+    e2e4 = move_to_index(chess.Board(), chess.Move.from_uci("e2e4"))
+    with pytest.raises(ConfigError, match=r"state must be a zerochess\.env\.State .*got dict"):
+        env.step({"a": 1}, e2e4)
+    with pytest.raises(ConfigError, match=r"one game's State, got a batch of shape \[2\]"):
+        env.step(_states(), np.array([e2e4, e2e4]))
+    for action in (2**32 + e2e4, np.int64(2**32 + e2e4), np.uint32(2**32 - 1), 2**70):
+        with pytest.raises(ConfigError, match="outside int32"):
+            env.step(state, action)
+    with pytest.raises(ConfigError, match="player_order"):
+        start_states([chess.Board()], np.array([2**32, 2**32 + 1], np.int64))
+    assert Env(max_steps=np.int64(5)).max_steps == 5
+
+
+@pytest.mark.parametrize("depth", ["1_0", "\u0663", "\uff13", "1e1"])
+def test_perft_reads_ascii_digits_only(depth):
+    """``int()`` read "1_0" as 10 and other scripts' digits as ASCII ones."""
+    got = _perft(["startpos", depth, "--rules", "host"])
+    assert got is not None and got[0] == 2 and "DEPTH must be an integer" in got[2], got
+    got = _perft(["startpos", "1", "--rules", "host", "--batch", "1_024"])
+    assert got is not None and got[0] == 2 and "--batch must be an integer" in got[2], got
+
+
+@pytest.mark.parametrize("kw, fragment", [
+    ({"num_simulations": 0}, "num_simulations must be >= 1"),
+    ({"num_simulations": 2.5}, "num_simulations must be an integer"),
+    ({"num_simulations": True}, "num_simulations must be an integer"),
+    ({"batch": 0}, "batch must be >= 1"), ({"batch": -1}, "batch must be >= 1"),
+    ({"openings": []}, "at least one board"), ({"openings": "board"}, "got Board"),
+    ({"openings": [chess.STARTING_FEN]}, "expected a chess.Board"),
+    ({"max_plies": 0}, "max_plies must be >= 1"), ({"plies_per_call": 0}, "plies_per_call"),
+    ({"seed": -1}, "seed must be in"), ({"seed": 1.5}, "seed must be an integer"),
+    ({"white": {"cpuct": 1.0}}, "white must be a SearchConfig"),
+    ({"black_temperature": 0.5}, "black_temperature must be a TemperatureSchedule"),
+    ({"model": None}, "model must be a zerochess Model")])
+def test_device_selfplay_refuses_bad_counts_before_compiling(toy, kw, fragment):
+    """``device_selfplay.play`` checked nothing: a count of 0 or a fraction went on to
+    the compile (or failed inside it); now each is refused at once, naming it."""
+    from zerochess import SearchConfig
+    from zerochess.errors import PositionError
+    from zerochess.training.device_selfplay import play
+
+    args = dict(model=toy, openings=[chess.Board()], white=SearchConfig(),
+                black=SearchConfig(), num_simulations=2, batch=1, max_plies=2)
+    args.update({k: chess.Board() if v == "board" else v for k, v in kw.items()})
+    with pytest.raises((ConfigError, PositionError), match=fragment):
+        play(**args)
+
+
+def _device_roots():
+    """Two start-position roots as jax arrays (as ``roots_from_env`` gives them)."""
+    import jax
+    import jax.numpy as jnp
+
+    import hostile
+
+    return jax.tree.map(jnp.asarray, hostile.host_roots([chess.Board(), chess.Board()]))
+
+
+def test_search_refuses_trees_that_cannot_fit_before_compiling(pure_search, monkeypatch):
+    """``num_simulations=10**8`` traced, compiled and then failed to allocate (a tree of
+    10**8 nodes per root); now refused at trace time with the memory it needs (here a
+    memory of 1 GiB, so the test does not depend on the machine; wrapped in ``eval_shape``
+    so the code before the fix traces without allocating)."""
+    import jax
+
+    from zerochess.search import memory
+
+    monkeypatch.setattr(memory, "memory_bytes", lambda: (2**30, "a memory of 1 GiB"))
+    with pytest.raises(ConfigError, match=r"2 tree\(s\) of num_nodes=100,000,001 .* need .*GiB "
+                                          r".*edges_per_node=8\), more than a memory of 1 GiB"):
+        jax.eval_shape(lambda: pure_search(num_simulations=10**8, num_nodes=None,
+                                           edges_per_node=8, roots=_device_roots()))
+
+
+def test_search_refuses_an_edge_pool_past_int32_indices(pure_search, monkeypatch):
+    """With memory enough (an accelerator of 141 GB holds 10**7 nodes of 218 edges), a
+    pool of num_nodes * edges_per_node > 2**31 - 1 entries raised numpy's OverflowError
+    from inside the tree's allocation; now a ``ConfigError`` naming both arguments."""
+    import jax
+
+    from zerochess.search import memory
+
+    monkeypatch.setattr(memory, "memory_bytes", lambda: (2**62, "a large memory"))
+    with pytest.raises(ConfigError, match=r"num_nodes=10,000,001 with edges_per_node=218 .*"
+                                          r"more than int32"):
+        jax.eval_shape(lambda: pure_search(num_simulations=10**7, num_nodes=None,
+                                           roots=_device_roots()))

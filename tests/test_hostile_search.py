@@ -135,3 +135,53 @@ def test_per_tree_settings_out_of_range_under_jit_are_flagged(case):
     assert out.action[0] == out.action[1] == NO_ACTION
     for i in range(3, len(boards)):
         assert out.action[i] == good.action[i] and out.value[i] == good.value[i], i
+
+
+def test_selection_and_n_scl_out_of_range_under_jit_are_flagged(case):
+    """A selection rule index past ``SELECTION_NAMES`` ran as another rule, and ``n_scl``
+    0 was searched, without a word; under jit such a tree is now not searched
+    (``NO_ACTION``, ``bad_settings``), the others as before."""
+    boards, truth, params, call = case
+    good = call()
+    selection = np.asarray(params.selection).copy()
+    n_scl = np.asarray(params.n_scl).copy()
+    selection[0], n_scl[1] = 7, 0
+    out = call(params=params.replace(selection=jnp.asarray(selection),
+                                     n_scl=jnp.asarray(n_scl)))
+    assert out.bad_settings.tolist() == [True, True] + [False] * (len(boards) - 2)
+    assert out.action[0] == out.action[1] == NO_ACTION
+    for i in range(2, len(boards)):
+        assert out.action[i] == good.action[i] and out.value[i] == good.value[i], i
+    assert not good.dropped.any()  # a tree of num_simulations + 1 nodes never fills
+
+
+def test_a_full_tree_reports_the_simulations_it_dropped():
+    """A tree smaller than ``num_simulations + 1`` nodes ran its last simulations as
+    no-ops with no word (the root had fewer visits than asked); ``dropped`` counts them:
+    with 3 nodes and 6 simulations from the start position (no terminal node within two
+    plies), two simulations make the two nodes below the root and the other 4 are
+    dropped."""
+    model = linear_model(0)
+    states = jax.tree.map(jnp.asarray, start_states([chess.Board()]))
+    params = stack_configs([SearchConfig()], False, False)
+    out = jax.device_get(jax.jit(lambda mp, key: search(
+        mp, roots_from_env(states, key), params, 6, apply_fn=model.apply, num_nodes=3))(
+        model.params, jax.random.key(0)))
+    assert int(out.visits[0].sum()) == 2 and int(out.dropped[0]) == 4, (out.visits[0].sum(),
+                                                                         out.dropped)
+    assert not out.root_ended[0] and out.action[0] >= 0
+
+
+def test_roots_and_params_made_on_the_host_trace_under_jit():
+    """``RootInputs`` of numpy arrays (made on the host, as ``hostile.host_roots`` does)
+    failed under a trace with jax's ``TracerArrayConversionError`` (the root mate check
+    indexed a numpy array with a traced row), and ``SearchParams`` with numpy fields (edited
+    on the host, an integer ``cpuct``) with ``'numpy.ndarray' object has no attribute
+    'at'``; both are read as jax arrays now."""
+    model = linear_model(0)
+    roots = hostile.host_roots([chess.Board(), chess.Board()])
+    params = stack_configs([SearchConfig()] * 2, False, False)
+    for p in (params, jax.tree.map(np.asarray, params).replace(cpuct=np.array([1, 2]))):
+        out = jax.eval_shape(lambda p=p: search(model.params, roots, p, 4,
+                                                apply_fn=model.apply))
+        assert out.action.shape == (2,) and out.dropped.shape == (2,)

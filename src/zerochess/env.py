@@ -21,10 +21,13 @@ given. Stepping a finished game changes nothing and gives zero rewards; ``auto_r
 restarts finished games for batched play.
 
 Misuse is a ``zerochess.ConfigError`` at trace time, not a jax error or a silent
-reinterpretation: an action that is not one integer per game (a float is not truncated),
-a key that is neither a typed key (``jax.random.key``) nor a raw one
-(``jax.random.PRNGKey``), no boards for ``start_states``, a ``player_order`` that is not
-``[B, 2]`` (or ``[2]``) or gives one player both colours.
+reinterpretation: a ``state`` that is not one game's ``State`` (``Env.step`` is per game:
+vmap it), an action that is not one integer per game (a float is not truncated; an
+integer outside int32 does not wrap to another index), a key that is neither a typed key
+(``jax.random.key``) nor a raw one (``jax.random.PRNGKey``), no boards for
+``start_states``, a ``player_order`` that is not ``[B, 2]`` (or ``[2]``) or gives one
+player both colours (values checked before any cast). An integer action in int32 that is
+not a legal move (1858 and up, negative) loses the game, as above.
 """
 
 from __future__ import annotations
@@ -106,12 +109,10 @@ class Env:
     observation_shape = (112, 8, 8)
 
     def __init__(self, max_steps: int | None = None):
-        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(
-                max_steps, int) or max_steps < 1):
-            from zerochess.errors import ConfigError, quote
+        if max_steps is not None:
+            from zerochess.validation import MAX_INT32, as_count
 
-            raise ConfigError(f"max_steps must be a positive integer or None, got "
-                              f"{quote(max_steps)}")
+            max_steps = as_count(max_steps, "max_steps", 1, MAX_INT32, exact=True)
         self.max_steps = max_steps
         import chess
 
@@ -134,6 +135,7 @@ class Env:
         = -1 included: ``zerochess.search.compiled.search`` gives it where it gives no
         move) loses the game (pgx's rule). A float or bool action, or an action whose
         shape is not the state's, is a ``ConfigError`` (at trace time)."""
+        _check_one_state(state)
         action = check_action(state, action)
         done = state.terminated | state.truncated
         return jax.tree.map(lambda old, new: jnp.where(done, old, new), state.replace(
@@ -144,6 +146,19 @@ class Env:
         return state.observation
 
 
+def _check_one_state(state: Any) -> None:
+    """A ``ConfigError`` unless ``state`` is one game's ``State`` (``Env.step`` is per game)."""
+    from zerochess.errors import ConfigError
+
+    if not isinstance(state, State):
+        raise ConfigError(f"state must be a zerochess.env.State (Env.init, start_states), "
+                          f"got {type(state).__name__}")
+    shape = tuple(jnp.shape(state.current_player))
+    if shape != ():
+        raise ConfigError(f"Env.step takes one game's State, got a batch of shape "
+                          f"{list(shape)}: jax.vmap(env.step)(states, actions) for a batch")
+
+
 def check_action(state: State, action: Any) -> jax.Array:
     """``action`` as int32 of the state's shape, or a ``ConfigError`` saying what it got
     (a float is not truncated to an index; one action is not broadcast to a batch)."""
@@ -152,6 +167,9 @@ def check_action(state: State, action: Any) -> jax.Array:
     shape = tuple(jnp.shape(state.current_player))
     if isinstance(action, (bool, float, complex, str, bytes)) or action is None:
         raise ConfigError(f"action must be an integer lc0 move index, got {quote(action)}")
+    if isinstance(action, int) and not -2**31 <= action < 2**31:
+        raise ConfigError(f"action must be an lc0 move index (0 to {NUM_ACTIONS - 1}), got "
+                          f"{quote(action)}: outside int32, it would wrap to another index")
     dtype = getattr(action, "dtype", None)
     if dtype is None:
         try:
@@ -169,6 +187,15 @@ def check_action(state: State, action: Any) -> jax.Array:
         raise ConfigError(f"action must have the state's shape {list(shape)} ({what}; "
                           f"jax.vmap(env.step) for a batch), got an action of shape "
                           f"{list(got)}")
+    if not isinstance(action, jax.core.Tracer) and np.dtype(dtype).itemsize >= 4 and (
+            np.dtype(dtype) != np.int32):
+        # int64/uint32/uint64 values past int32 would wrap to another (maybe legal) index
+        values = np.asarray(action)
+        out = (values < -2**31) | (values >= 2**31)
+        if out.any():
+            raise ConfigError(f"action must be an lc0 move index (0 to {NUM_ACTIONS - 1}), "
+                              f"got {int(values[out].flat[0])} ({dtype}): outside int32, it "
+                              f"would wrap to another index")
     return jnp.asarray(action, jnp.int32)
 
 
@@ -300,13 +327,13 @@ def _player_order(player_order: Any, n: int) -> np.ndarray:
         raise ConfigError(f"player_order must be integers [{n}, 2] (the players of white and "
                           f"black of each board) or [2] (the same for every board), got "
                           f"{quote(player_order)}")
-    arr = np.broadcast_to(arr, (n, 2)).astype(np.int32)
+    arr = np.broadcast_to(arr, (n, 2))  # checked before the cast: 2**32 would wrap to 0
     good = np.sort(arr, axis=1) == np.array([0, 1])
     if not good.all():
         row = int(np.argmin(good.all(axis=1)))
         raise ConfigError(f"player_order[{row}] must give players 0 and 1 one colour each, "
                           f"got {arr[row].tolist()}")
-    return arr
+    return arr.astype(np.int32)
 
 
 def auto_reset(step_fn: Callable[[State, jax.Array], State],

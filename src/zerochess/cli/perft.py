@@ -8,6 +8,7 @@ plies, counted with python-chess) and the time; beyond ``MAX_SECONDS`` it refuse
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -94,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
 def _int(text: str, name: str) -> int:
     from zerochess.errors import ConfigError, quote
 
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {quote(text)}") from None
+    # ASCII digits only: int() would also read "1_0" as 10 and other scripts' digits
+    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text, flags=re.ASCII):
+        raise ConfigError(f"{name} must be an integer, got {quote(text)}")
+    return int(text)
 
 
 def _host(board, depth: int, divide: bool):

@@ -17,6 +17,7 @@ from environment states, parameters and per-tree settings as data, composable wi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,6 +30,7 @@ from zerochess.chess.types import NUM_MOVES, Expansion, GameStatus
 from zerochess.errors import ConfigError
 from zerochess.search import loop, step
 from zerochess.search.cache import EvalCache
+from zerochess.search.config import SELECTION_NAMES
 from zerochess.search.gather import ExpandRequest, Leaves
 from zerochess.search.loop import SearchState
 
@@ -160,6 +162,9 @@ class SearchOutput(NamedTuple):
     #                                the tree (made safe, lc0's way: ``net_outputs``)
     bad_settings: chex.Array  # bool [B] per-tree settings (``params``, ``limits``) out of
     #                           range under jit (not searched, NO_ACTION; eager: an error)
+    dropped: chex.Array  # int32 [B] simulations not run because the tree was full
+    #                      (``num_nodes`` or ``edges_per_node`` too small): the root has
+    #                      that many fewer visits than its limit
 
 
 def _keys(rng_key: Any, batch: int, name: str) -> chex.Array:
@@ -188,13 +193,49 @@ def roots_from_env(states: Any, rng_key: chex.Array) -> loop.RootInputs:
     return roots_with_keys(states, _keys(rng_key, batch, "rng_key"))
 
 
+# the ``zerochess.env.State`` fields ``roots_with_keys`` reads: name -> (dtype kinds,
+# the shape after the batch dimension, whether a State-like object may leave it out)
+_STATE_FIELDS: dict[str, tuple[str, tuple[int, ...], bool]] = {
+    "position.board": ("iu", (64,), False), "position.turn": ("iu", (), False),
+    "position.castling": ("iu", (), False), "position.ep": ("iu", (), False),
+    "position.rule50": ("iu", (), False), "position.fullmove": ("iu", (), False),
+    "boards": ("iu", (8, 64), False), "repeated": ("b", (8,), False),
+    "keys": ("u", (101, 2), False), "num_keys": ("iu", (), False),
+    "status": ("iu", (), True), "terminated": ("b", (), True),
+}
+_KINDS = {"iu": "integers", "u": "unsigned integers", "b": "bools", "f": "floats"}
+
+
 def _batch_of(states: Any, name: str) -> int:
+    """B of a batch of ``zerochess.env.State``, after checking (at trace time) that it is
+    one: at least one game, every field [B, ...], the fields read of the right kind and
+    shape (a ``ConfigError`` naming the field, what it got and what was expected)."""
     turn = getattr(getattr(states, "position", None), "turn", None)
     if turn is None or getattr(turn, "ndim", None) != 1:
         raise ConfigError(f"{name} must be a batch [B] of zerochess.env.State (start_states "
                           f"or jax.vmap(env.init)), got "
                           f"{_shape_text(turn) if turn is not None else type(states).__name__}")
-    return int(turn.shape[0])
+    batch = int(turn.shape[0])
+    if batch < 1:
+        raise ConfigError(f"{name} must hold at least one game, got a batch of 0")
+    for path, leaf in _leaves(states):
+        if getattr(leaf, "ndim", 0) < 1 or leaf.shape[0] != batch:
+            raise ConfigError(f"{name}.{path} must have the batch size {batch} first (every "
+                              f"State field does), got {_shape_text(leaf)}")
+    for field, (kinds, trailing, optional) in _STATE_FIELDS.items():
+        leaf = states
+        for part in field.split("."):
+            leaf = getattr(leaf, part, None)
+        if leaf is None and optional:
+            continue
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None or np.dtype(dtype).kind not in kinds or tuple(leaf.shape[1:]) != (
+                trailing):
+            raise ConfigError(f"{name}.{field} must be {_KINDS[kinds]} [{batch}"
+                              f"{''.join(f', {d}' for d in trailing)}] (a zerochess.env."
+                              f"State), got "
+                              f"{_shape_text(leaf) if leaf is not None else 'nothing'}")
+    return batch
 
 
 def _shape_text(value: Any) -> str:
@@ -249,7 +290,55 @@ _SETTINGS: dict[str, tuple[Callable[[Any, Any], Any], str]] = {
     "fpu_value_root": (lambda x, xp: xp.isfinite(x), "a finite number"),
     "dirichlet_alpha": (lambda x, xp: xp.isfinite(x) & (x >= 0), "a finite number >= 0"),
     "dirichlet_epsilon": (lambda x, xp: (x >= 0) & (x <= 1), "a number in [0, 1]"),
+    "cpuct_base": (lambda x, xp: xp.isfinite(x) & (x > 0), "a finite number > 0"),
+    "cpuct_base_root": (lambda x, xp: xp.isfinite(x) & (x > 0), "a finite number > 0"),
+    "cpuct_factor": (lambda x, xp: xp.isfinite(x) & (x >= 0), "a finite number >= 0"),
+    "cpuct_factor_root": (lambda x, xp: xp.isfinite(x) & (x >= 0), "a finite number >= 0"),
+    "pb_c_init": (lambda x, xp: xp.isfinite(x) & (x >= 0), "a finite number >= 0"),
+    "pb_c_base": (lambda x, xp: xp.isfinite(x) & (x > 0), "a finite number > 0"),
+    "sc_temperature": (lambda x, xp: xp.isfinite(x) & (x >= 0), "a finite number >= 0"),
+    "n_scl": (lambda x, xp: x >= 1, "an integer >= 1"),
+    "selection": (lambda x, xp: (x >= 0) & (x < len(SELECTION_NAMES)),
+                  f"a rule index in [0, {len(SELECTION_NAMES)}) (SELECTION_NAMES)"),
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _params_spec() -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """field -> (dtype, shape after B) of ``stack_configs``'s ``SearchParams``."""
+    from zerochess.search.config import SearchConfig
+    from zerochess.search.params import stack_configs
+
+    return {name: (np.dtype(leaf.dtype), tuple(leaf.shape[1:]))
+            for name, leaf in _leaves(stack_configs([SearchConfig()]))}
+
+
+def _check_params(params: Any, batch: int) -> Any:
+    """``params`` checked at trace time against ``stack_configs``'s ``SearchParams`` (the
+    type, each field's batch, kind and shape; a ``ConfigError`` naming the field), with
+    every field a jax array of its dtype (a float field may be given as any real dtype, an
+    integer field as any integer dtype; numpy fields are read as jax arrays)."""
+    from zerochess.search.params import SearchParams
+
+    if not isinstance(params, SearchParams):
+        raise ConfigError(f"params must be SearchParams [B] (zerochess.search.stack_configs, "
+                          f"one SearchConfig per root), got {type(params).__name__}")
+    spec = _params_spec()
+    casts = {}
+    for name, leaf in _leaves(params):
+        if getattr(leaf, "ndim", 0) < 1 or leaf.shape[0] != batch:
+            raise ConfigError(f"params.{name} must have the roots' batch size {batch} first, "
+                              f"got {_shape_text(leaf)} (stack_configs one SearchConfig per "
+                              f"root)")
+        dtype, trailing = spec[name]
+        kinds = {"f": "fiu", "i": "iu", "b": "b"}[dtype.kind]
+        if np.dtype(leaf.dtype).kind not in kinds or tuple(leaf.shape[1:]) != trailing:
+            raise ConfigError(f"params.{name} must be {dtype}[{batch}"
+                              f"{''.join(f', {d}' for d in trailing)}] (stack_configs), got "
+                              f"{_shape_text(leaf)}")
+        if leaf.dtype != dtype or not isinstance(leaf, jax.Array):
+            casts[name] = jnp.asarray(leaf, dtype)  # numpy fields (edited on the host) too
+    return params.replace(**casts) if casts else params
 
 
 def _concrete(x: Any) -> bool:
@@ -261,11 +350,6 @@ def _check_trees(params: Any, limits: Any, num_simulations: int, batch: int
     """Batch agreement (trace time), then the per-tree settings: an error naming the tree
     where they are concrete, else bool [B] (the trees whose settings are out of range).
     Returns (limit int32 [B], bad bool [B])."""
-    for name, leaf in _leaves(params):
-        if getattr(leaf, "ndim", 0) < 1 or leaf.shape[0] != batch:
-            raise ConfigError(f"params.{name} must have the roots' batch size {batch} first, "
-                              f"got {_shape_text(leaf)} (stack_configs one SearchConfig per "
-                              f"root)")
     bad = jnp.zeros((batch,), jnp.bool_)
     for name, (good, expected) in _SETTINGS.items():
         value = getattr(params, name, None)
@@ -276,7 +360,7 @@ def _check_trees(params: Any, limits: Any, num_simulations: int, batch: int
             if not ok.all():
                 tree = int(np.argmin(ok))
                 raise ConfigError(f"params.{name} of tree {tree} must be {expected}, got "
-                                  f"{float(np.asarray(value)[tree])!r}")
+                                  f"{np.asarray(value)[tree].item()!r}")
         else:
             bad = bad | ~good(value, jnp)
     limit = jnp.full((batch,), num_simulations, jnp.int32)
@@ -310,12 +394,75 @@ def _static_args(num_simulations: Any, num_nodes: Any, num_leaves: Any, edges_pe
     from zerochess.search.tree import K
     from zerochess.validation import MAX_INT32, as_count
 
+    num_simulations, num_nodes, num_leaves, edges_per_node, history_length = (
+        _static(v, n) for v, n in ((num_simulations, "num_simulations"),
+                                   (num_nodes, "num_nodes"), (num_leaves, "num_leaves"),
+                                   (edges_per_node, "edges_per_node"),
+                                   (history_length, "history_length")))
     sims = as_count(num_simulations, "num_simulations", 1, MAX_INT32 - 1)
     nodes = sims + 1 if num_nodes is None else as_count(num_nodes, "num_nodes", 2, MAX_INT32)
     leaves = as_count(num_leaves, "num_leaves", 1, 1 << 16)
     edges = K if edges_per_node is None else as_count(edges_per_node, "edges_per_node", 1, K)
     history = as_count(history_length, "history_length", 0, 7)
     return sims, nodes, leaves, edges, history
+
+
+def _static(value: Any, name: str) -> Any:
+    """A static argument: a concrete integer jax scalar as an int; a traced value is an
+    error that says the argument must be static (it sets the arrays' shapes)."""
+    if isinstance(value, jax.core.Tracer):
+        raise ConfigError(f"{name} must be static (a Python int: it sets array shapes), got a "
+                          f"traced {_shape_text(value)}; close over it or mark it static "
+                          f"(jax.jit(..., static_argnames=...))")
+    if isinstance(value, jax.Array) and value.ndim == 0 and jnp.issubdtype(value.dtype,
+                                                                           jnp.integer):
+        return int(value)
+    return value
+
+
+def _check_memory(batch: int, num_nodes: int, edges_per_node: int) -> None:
+    """Refuse (trace time) an edge pool past int32 indices (an OverflowError from inside
+    the tree's allocation) and trees that cannot fit in the memory of all devices together
+    (a batch may be sharded over them), which would compile and then fail to allocate."""
+    from zerochess.search.memory import default_node_bytes, memory_bytes, size_text
+    from zerochess.validation import MAX_INT32
+
+    if num_nodes * edges_per_node > MAX_INT32:  # the edge pool is indexed with int32
+        raise ConfigError(f"num_nodes={num_nodes:,} with edges_per_node={edges_per_node} "
+                          f"make an edge pool of {num_nodes * edges_per_node:,} entries, more "
+                          f"than int32 indices reach ({MAX_INT32:,}); give fewer simulations "
+                          f"or nodes, or a smaller edges_per_node")
+    per_node = default_node_bytes(edges_per_node)
+    need = batch * num_nodes * per_node
+    have, where = memory_bytes()
+    devices = jax.device_count()
+    have *= devices
+    if need > have:
+        raise ConfigError(
+            f"{batch:,} tree(s) of num_nodes={num_nodes:,} (num_simulations + 1 unless given) "
+            f"need {size_text(need)} ({per_node:,} bytes per node with edges_per_node="
+            f"{edges_per_node}), more than {where}"
+            f"{f' on {devices} devices' if devices > 1 else ''} ({size_text(have)}); give "
+            f"fewer simulations or nodes, fewer trees, or a smaller edges_per_node")
+
+
+def _check_apply_fn(apply_fn: Any) -> None:
+    """``apply_fn`` must be callable as ``apply_fn(model_params, planes)``."""
+    import inspect
+
+    if not callable(apply_fn):
+        raise ConfigError(f"apply_fn must be the network function (Model.apply), got "
+                          f"{type(apply_fn).__name__}")
+    try:
+        signature = inspect.signature(apply_fn)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise ConfigError(f"apply_fn must take (model_params, planes), got "
+                          f"{getattr(apply_fn, '__name__', type(apply_fn).__name__)}"
+                          f"{signature}") from None
 
 
 def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulations: int,
@@ -342,6 +489,20 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
       are an error when they are concrete; under jit (traced data) such a tree is not
       searched, its ``action`` is ``NO_ACTION`` and ``bad_settings`` is set.
     - A tree with ``limits`` 0 is not searched (an idle slot): ``action`` ``NO_ACTION``.
+    - *A full tree* (``num_nodes`` below ``num_simulations + 1``, or an edge pool of
+      ``edges_per_node`` that fills) runs its remaining simulations as no-ops: the root
+      gets fewer visits than its limit, and ``dropped`` counts them per tree.
+    - The static arguments are Python ints (a concrete integer jax scalar is read as
+      one; a traced one is an error that says to make it static). ``roots`` from
+      ``roots_from_env`` check that ``states`` is a batch of at least one
+      ``zerochess.env.State`` (each field's batch, kind and shape); ``params`` must be
+      ``SearchParams`` with ``stack_configs``'s fields, kinds and shapes (float fields in
+      any real dtype are cast to float32); ``apply_fn`` must take ``(model_params,
+      planes)``; trees that do not fit in the devices' memory together are refused
+      before anything compiles. Per-tree settings checked for range: the temperatures,
+      draw score, the cpuct family, FPU, Dirichlet noise, AlphaZero's ``pb_c_*``,
+      ``sc_temperature``, ``n_scl`` (>= 1) and ``selection`` (an index of
+      ``SELECTION_NAMES``).
 
     Args:
       model_params: the network's parameters (data: new weights do not recompile).
@@ -365,18 +526,26 @@ def search(model_params: Any, roots: loop.RootInputs, params: Any, num_simulatio
 
     num_simulations, num_nodes, num_leaves, edges_per_node, history_length = _static_args(
         num_simulations, num_nodes, num_leaves, edges_per_node, history_length)
-    if not callable(apply_fn):
-        raise ConfigError(f"apply_fn must be the network function (Model.apply), got "
-                          f"{type(apply_fn).__name__}")
+    _check_apply_fn(apply_fn)
     num_legal = getattr(roots, "num_legal", None)
     if num_legal is None or getattr(num_legal, "ndim", None) != 1:
         raise ConfigError(f"roots must be RootInputs [B] (roots_from_env), got "
                           f"{type(roots).__name__}")
     batch = num_legal.shape[0]
+    if batch < 1:
+        raise ConfigError("roots must hold at least one tree, got a batch of 0")
     for name, leaf in _leaves(roots):
         if getattr(leaf, "ndim", 0) < 1 or leaf.shape[0] != batch:
             raise ConfigError(f"roots.{name} must have the batch size {batch} first, got "
                               f"{_shape_text(leaf)}")
+    for name in ("legal", "num_legal", "status", "mate_slot"):
+        leaf = getattr(roots, name)
+        if not jnp.issubdtype(leaf.dtype, jnp.integer):
+            raise ConfigError(f"roots.{name} must be integers (roots_from_env), got "
+                              f"{_shape_text(leaf)}")
+    roots = jax.tree.map(jnp.asarray, roots)  # numpy roots (made on the host) under a trace
+    params = _check_params(params, batch)
+    _check_memory(batch, num_nodes, edges_per_node)
     limit, bad = _check_trees(params, limits, num_simulations, batch)
     ended = (roots.status != GameStatus.ONGOING) | (roots.num_legal <= 0)
     state = loop.empty_state(params, num_nodes, edges_per_node)
@@ -427,7 +596,7 @@ def _output(state: SearchState, roots: loop.RootInputs, ended: chex.Array,
                         legal=legal, value=jnp.where(ended, true_value, value).astype(jnp.float32),
                         wdl=jnp.where(ended[:, None], true_wdl, wdl).astype(jnp.float32),
                         state=state, root_ended=ended, nonfinite_outputs=nonfinite,
-                        bad_settings=bad)
+                        bad_settings=bad, dropped=tree.dropped.astype(jnp.int32))
 
 
 __all__ = ["NO_ACTION", "DeviceExpand", "SearchOutput", "StepCounts", "network",

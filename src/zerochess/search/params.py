@@ -78,7 +78,27 @@ def stack_configs(configs: list[SearchConfig], moves_left: bool = False,
                   mate_check: bool = False) -> SearchParams:
     """Per-tree arrays (each field [B, ...]) from one config per tree; ``moves_left``: the
     network has a moves-left head (``Model.has_moves_left``), which turns the moves-left utility on;
-    ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``)."""
+    ``mate_check``: the mate check of configs that leave it None (``Model.mate_check``).
+    ``configs`` must be a non-empty list (or tuple) of ``SearchConfig`` and the two flags
+    bools: anything else is a ``ConfigError`` saying what it got."""
+    from collections.abc import Sequence
+
+    from zerochess.errors import ConfigError, quote
+    from zerochess.validation import as_flag
+
+    if isinstance(configs, SearchConfig) or not isinstance(configs, Sequence) or isinstance(
+            configs, (str, bytes)):
+        raise ConfigError(f"stack_configs needs a list of SearchConfig, one per tree, got "
+                          f"{type(configs).__name__}")
+    if not configs:
+        raise ConfigError("stack_configs needs at least one SearchConfig (one per tree), got "
+                          "an empty list")
+    wrong = [i for i, c in enumerate(configs) if not isinstance(c, SearchConfig)]
+    if wrong:
+        raise ConfigError(f"stack_configs: configs[{wrong[0]}] must be a SearchConfig (e.g. "
+                          f"SearchConfig.from_dict), got {quote(configs[wrong[0]], 60)}")
+    moves_left = as_flag(moves_left, "stack_configs moves_left (Model.has_moves_left)")
+    mate_check = as_flag(mate_check, "stack_configs mate_check (Model.mate_check)")
 
     def col(fn, dtype):
         # device_put, not jnp.asarray: jax compiles a program per shape for the latter

@@ -43,7 +43,8 @@ def play(model: Any, openings: Sequence[chess.Board], white: SearchConfig,
     from zerochess.training.examples import Examples, concat_examples
     from zerochess.training.selfplay_data import examples_from_game, value_target
 
-    boards = list(openings)
+    boards = check_play_args(model, openings, white, black, num_simulations, batch, seed,
+                             max_plies, white_temperature, black_temperature, plies_per_call)
     specs = [GameSpec(g, "white", "black", Opening(f"opening {g}", b.root().fen(),
                                                    tuple(m.uci() for m in b.move_stack)),
                       game_seed(seed, g)) for g, b in enumerate(boards)]
@@ -80,4 +81,40 @@ def play(model: Any, openings: Sequence[chess.Board], white: SearchConfig,
     return Games(moves=moves, results=results, terminations=terms, examples=examples)
 
 
-__all__ = ["Games", "play"]
+def check_play_args(model: Any, openings: Any, white: Any, black: Any, num_simulations: Any,
+                    batch: Any, seed: Any, max_plies: Any, white_temperature: Any,
+                    black_temperature: Any, plies_per_call: Any) -> list[chess.Board]:
+    """``play``'s arguments checked before anything compiles (a ``ConfigError`` or a
+    ``PositionError`` naming the argument and quoting it); returns the opening boards."""
+    from zerochess.errors import ConfigError, quote
+    from zerochess.games.config import MAX_BATCH, MAX_NODES
+    from zerochess.positions import check_game
+    from zerochess.validation import MAX_INT32, as_count, as_seed
+
+    if isinstance(openings, (chess.Board, str, bytes)) or not isinstance(openings, Sequence):
+        raise ConfigError(f"openings must be a list of python-chess boards (one game each), "
+                          f"got {type(openings).__name__}")
+    if not openings:
+        raise ConfigError("openings must hold at least one board (one game each), got none")
+    boards = [check_game(b) for b in openings]
+    for name, value in (("white", white), ("black", black)):
+        if not isinstance(value, SearchConfig):
+            raise ConfigError(f"{name} must be a SearchConfig (SearchConfig.from_dict for a "
+                              f"mapping), got {quote(value, 60)}")
+    for name, value in (("white_temperature", white_temperature),
+                        ("black_temperature", black_temperature)):
+        if value is not None and not isinstance(value, TemperatureSchedule):
+            raise ConfigError(f"{name} must be a TemperatureSchedule or None, got "
+                              f"{quote(value, 60)}")
+    if not callable(getattr(model, "apply", None)):
+        raise ConfigError(f"model must be a zerochess Model (load_model), got "
+                          f"{type(model).__name__}")
+    as_count(num_simulations, "num_simulations", 1, MAX_NODES, exact=True)
+    as_count(batch, "batch", 1, MAX_BATCH, exact=True)
+    as_seed(seed)
+    as_count(max_plies, "max_plies", 1, MAX_INT32, exact=True)
+    as_count(plies_per_call, "plies_per_call", 1, MAX_INT32, exact=True)
+    return boards
+
+
+__all__ = ["Games", "check_play_args", "play"]
