@@ -191,4 +191,5 @@ def main(args: Any) -> int:
     return 0
 
 
-__all__ = ["FEN", "README_SEARCH", "SEARCH_SCRIPT", "Command", "commands", "main", "measure", "run", "run_once"]
+__all__ = ["FEN", "README_SEARCH", "SEARCH_SCRIPT", "Command", "commands", "main", "measure", "run",
+           "run_once"]
