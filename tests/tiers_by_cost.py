@@ -119,4 +119,10 @@ TO_SLOW = frozenset({
     "tests/test_device_selfplay.py::test_games_are_legal_and_end_as_python_chess_says",
     "tests/test_selfplay.py::test_a_game_tree_sized_to_its_nodes_never_runs_out_of_edges",
     "tests/test_selfplay.py::test_batch_independence_with_per_tree_seeds",
+    # 2026-11-28 (a loaded whole tier-2 run, records/test_durations/2026-11-28/): the search
+    # inside a user's lax.scan is what the device game loop's scan runs (test_device_loop,
+    # its games equal the host loop's) and the AZ example; analyse on device rules is the
+    # Searcher whose trees test_device_and_host_rules_give_identical_trees_small compares
+    "tests/test_device_search.py::test_search_function_runs_inside_scan",
+    "tests/test_device_search.py::test_analyse_on_device_rules_equals_host_rules",
 })
