@@ -12,6 +12,7 @@ failure.
 from __future__ import annotations
 
 import collections
+import functools
 import gzip
 import math
 from collections.abc import Callable
@@ -711,6 +712,23 @@ def host_roots(boards: list[chess.Board], seed: int = 0) -> Any:
                       mate_slot=roots.mate_slot)
 
 
+def _jax_cases(rows: list[tuple[str, int, list[str]]], name: str,
+               cases: dict[str, Callable[[], Any]], want: str = "error",
+               seconds: float = JAX_SECONDS, one_line: bool = False) -> None:
+    """Run ``cases`` (each bounded by ``seconds``) and add a row: the cases whose outcome
+    is not ``want`` (or, with ``one_line``, whose error spans several lines)."""
+    bad = []
+    for case, call in cases.items():
+        outcome, value = _bounded(call, seconds)
+        if outcome == "bad":
+            bad.append(f"{case}: {value}")
+        elif outcome != want:
+            bad.append(f"{case}: {outcome} ({value!r:.120})")
+        elif one_line and outcome == "error" and "\n" in str(value):
+            bad.append(f"{case}: multi-line error")
+    rows.append((name, len(cases), bad))
+
+
 def _search_env_sweep() -> list[tuple[str, int, list[str]]]:
     """Issue 39's classes that need no compiled search: ``search``'s static arguments and
     per-tree settings, the network-output boundary, ``Env`` misuse and ``zerochess perft``
@@ -726,19 +744,7 @@ def _search_env_sweep() -> list[tuple[str, int, list[str]]]:
     from zerochess.search.compiled import search
 
     rows: list[tuple[str, int, list[str]]] = []
-
-    def run(name: str, cases: dict[str, Callable[[], Any]], want: str = "error",
-            seconds: float = JAX_SECONDS) -> None:
-        bad = []
-        for case, call in cases.items():
-            outcome, value = _bounded(call, seconds)
-            if outcome == "bad":
-                bad.append(f"{case}: {value}")
-            elif outcome != want:
-                bad.append(f"{case}: {outcome} ({value!r:.120})")
-            elif outcome == "error" and "\n" in str(value):
-                bad.append(f"{case}: multi-line error")
-        rows.append((name, len(cases), bad))
+    run = functools.partial(_jax_cases, rows, one_line=True)
 
     model = linear_model(0)
     boards = [chess.Board(), chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R "
@@ -884,16 +890,7 @@ def _fresh_round() -> list[tuple[str, int, list[str]]]:
     from zerochess.training.device_selfplay import play
 
     rows: list[tuple[str, int, list[str]]] = []
-
-    def run(name: str, cases: dict[str, Callable[[], Any]], want: str = "error") -> None:
-        bad = []
-        for case, call in cases.items():
-            outcome, value = _bounded(call, JAX_SECONDS)
-            if outcome == "bad":
-                bad.append(f"{case}: {value}")
-            elif outcome != want:
-                bad.append(f"{case}: {outcome} ({value!r:.120})")
-        rows.append((name, len(cases), bad))
+    run = functools.partial(_jax_cases, rows)
 
     model = linear_model(0)
     states = jax.tree.map(jnp.asarray, start_states([chess.Board(), chess.Board()]))

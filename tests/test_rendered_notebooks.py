@@ -6,22 +6,15 @@ outputs into Markdown blocks. Nothing here runs a notebook."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import re
 from pathlib import Path
+
+from repo_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 RENDERED = REPO / "docs" / "notebooks"
 COPIES = sorted(RENDERED.glob("*.md"))
 MAX_BYTES = 3 * 1024 * 1024  # all copies with their images
-
-
-def _renderer():
-    spec = importlib.util.spec_from_file_location(
-        "render_notebook", REPO / "scripts" / "render_notebook.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_rendered_copy_is_linked_from_the_readme_and_names_its_notebook():
@@ -60,7 +53,7 @@ def test_every_image_of_a_rendered_copy_exists_and_the_copies_stay_small():
 
 
 def test_cell_markdown_writes_images_and_cuts_long_text(tmp_path):
-    render = _renderer()
+    render = load_script("scripts/render_notebook.py")
     png = b"\x89PNG\r\n\x1a\nnot really"
     cell = {"cell_type": "code", "source": "x = 1\n", "outputs": [
         {"output_type": "stream", "name": "stdout", "text": "a\n" * 100},

@@ -3,10 +3,10 @@ start positions with material imbalances, exactly what its seeded generator writ
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import chess
+from repo_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 FILE = REPO / "configs" / "openings_imbalance.fen"
@@ -15,14 +15,6 @@ POINTS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.
 
 def _fens() -> list[str]:
     return [ln for ln in FILE.read_text().splitlines() if ln and not ln.startswith("#")]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "make_imbalance_openings", REPO / "scripts" / "make_imbalance_openings.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_positions_are_legal_and_playable():
@@ -50,4 +42,4 @@ def test_positions_are_imbalanced():
 def test_file_is_what_the_seeded_script_writes():
     header = FILE.read_text().splitlines()[1]
     assert "--count 512 --seed 15" in header
-    assert _script().imbalance_fens(512, 15) == _fens()
+    assert load_script("scripts/make_imbalance_openings.py").imbalance_fens(512, 15) == _fens()
