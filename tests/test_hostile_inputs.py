@@ -1057,8 +1057,9 @@ def test_search_refuses_trees_that_cannot_fit_before_compiling(pure_search, monk
     from zerochess.search import memory
 
     monkeypatch.setattr(memory, "memory_bytes", lambda: (2**30, "a memory of 1 GiB"))
-    with pytest.raises(ConfigError, match=r"2 tree\(s\) of num_nodes=100,000,001 .* need .*GiB "
-                                          r".*edges_per_node=8\), more than a memory of 1 GiB"):
+    with pytest.raises(ConfigError, match=r"2 search tree\(s\) of 100,000,001 nodes need "
+                                          r".*GiB .*more than a memory of 1 GiB .*; num_nodes "
+                                          r"\(with edges_per_node=8\) must be at most"):
         jax.eval_shape(lambda: pure_search(num_simulations=10**8, num_nodes=None,
                                            edges_per_node=8, roots=_device_roots()))
 

@@ -212,10 +212,10 @@ class _PlainProgress:
     def update(self, games: int, nodes_per_s: float, positions_per_s: float) -> None:
         self.done += games
         self.rates = f"{nodes_per_s:,.0f} nodes/s"
-        if games and self.first is None:
-            self.first = (time.perf_counter(), self.done)
-        tenth = 10 * self.done // max(self.total, 1)
         now = time.perf_counter()
+        if games and self.first is None:
+            self.first = (now, self.done)
+        tenth = 10 * self.done // max(self.total, 1)
         if games and (tenth > self.last_tenth or now - self.last_t >= self.interval):
             self.last_tenth, self.last_t = tenth, now
             self._line()

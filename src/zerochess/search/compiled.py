@@ -424,7 +424,7 @@ def _check_memory(batch: int, num_nodes: int, edges_per_node: int) -> None:
     """Refuse (trace time) an edge pool past int32 indices (an OverflowError from inside
     the tree's allocation) and trees that cannot fit in the memory of all devices together
     (a batch may be sharded over them), which would compile and then fail to allocate."""
-    from zerochess.search.memory import default_node_bytes, memory_bytes, size_text
+    from zerochess.search.memory import check_tree_memory, default_node_bytes
     from zerochess.validation import MAX_INT32
 
     if num_nodes * edges_per_node > MAX_INT32:  # the edge pool is indexed with int32
@@ -432,18 +432,8 @@ def _check_memory(batch: int, num_nodes: int, edges_per_node: int) -> None:
                           f"make an edge pool of {num_nodes * edges_per_node:,} entries, more "
                           f"than int32 indices reach ({MAX_INT32:,}); give fewer simulations "
                           f"or nodes, or a smaller edges_per_node")
-    per_node = default_node_bytes(edges_per_node)
-    need = batch * num_nodes * per_node
-    have, where = memory_bytes()
-    devices = jax.device_count()
-    have *= devices
-    if need > have:
-        raise ConfigError(
-            f"{batch:,} tree(s) of num_nodes={num_nodes:,} (num_simulations + 1 unless given) "
-            f"need {size_text(need)} ({per_node:,} bytes per node with edges_per_node="
-            f"{edges_per_node}), more than {where}"
-            f"{f' on {devices} devices' if devices > 1 else ''} ({size_text(have)}); give "
-            f"fewer simulations or nodes, fewer trees, or a smaller edges_per_node")
+    check_tree_memory(batch, num_nodes, f"num_nodes (with edges_per_node={edges_per_node})",
+                      node_bytes=default_node_bytes(edges_per_node), devices=jax.device_count())
 
 
 def _check_apply_fn(apply_fn: Any) -> None:

@@ -38,12 +38,16 @@ def default_node_bytes(edges_per_node: int = DEFAULT_EDGES_PER_NODE) -> int:
 
 
 def check_tree_memory(batch: int, max_nodes: int, what: str = "max_nodes",
-                      node_bytes: int | None = None) -> None:
+                      node_bytes: int | None = None, devices: int = 1) -> None:
     """Refuse (``ConfigError``) a batch of trees that cannot fit in memory, before any
-    allocation: the message says the largest ``what`` (nodes per tree) that would fit."""
+    allocation: the message says the largest ``what`` (nodes per tree) that would fit.
+    ``devices``: the batch may be sharded over that many devices' memories."""
     per_node = node_bytes or default_node_bytes()
     need = batch * max_nodes * per_node
     have, where = memory_bytes()
+    have *= devices
+    if devices > 1:
+        where = f"{where} on {devices} devices"
     if need > have:
         most = have // (batch * per_node)
         fix = (f"{what} must be at most about {most:,} here" if most >= 2 else
