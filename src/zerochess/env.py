@@ -1,33 +1,10 @@
-"""A chess environment for JAX RL code, in pgx's conventions (``pgx.Env``), on the device
-rules (``zerochess.chess.device``): lc0's 1858 actions and 112 input planes.
+"""A chess environment for JAX RL code in pgx's conventions (``pgx.Env``) on the device rules.
+A game ends at checkmate, stalemate, insufficient material, a halfmove clock of 100 or the
+third occurrence of a position, as lc0 and pgx end it (python-chess makes these claims). Example::
 
     env = zerochess.env.Env()
-    state = jax.vmap(env.init)(jax.random.split(key, 1024))      # or env.init_from_boards
+    state = jax.vmap(env.init)(jax.random.split(key, 1024))      # or start_states(boards)
     state = jax.jit(jax.vmap(env.step))(state, actions)           # actions: int [1024]
-
-``State`` holds what pgx's does: ``current_player`` (0 or 1; which player plays white is
-drawn at ``init``), ``observation`` (float32 [112, 8, 8], lc0's planes for the side to
-move, history included), ``legal_action_mask`` (bool [1858]), ``rewards`` (float32 [2],
-by player), ``terminated``, ``truncated``; and the position itself.
-
-A game ends (``terminated``) at checkmate, stalemate, insufficient material, a halfmove
-clock of 100 (lc0 and pgx end it there; python-chess makes it a claim) and the third
-occurrence of a position (python-chess's identity: same pieces, side to move, castling
-rights, legal en passant; counted back to the last irreversible move). An illegal action
-loses the game for the player who played it (pgx's rule): so does
-``zerochess.search.compiled.NO_ACTION`` (-1), which the pure search gives for a root whose
-game is over (its ``root_ended`` flag). ``truncated`` is set after ``max_steps`` plies, if
-given. Stepping a finished game changes nothing and gives zero rewards; ``auto_reset``
-restarts finished games for batched play.
-
-Misuse is a ``zerochess.ConfigError`` at trace time, not a jax error or a silent
-reinterpretation: a ``state`` that is not one game's ``State`` (``Env.step`` is per game:
-vmap it), an action that is not one integer per game (a float is not truncated; an
-integer outside int32 does not wrap to another index), a key that is neither a typed key
-(``jax.random.key``) nor a raw one (``jax.random.PRNGKey``), no boards for
-``start_states``, a ``player_order`` that is not ``[B, 2]`` (or ``[2]``) or gives one
-player both colours (values checked before any cast). An integer action in int32 that is
-not a legal move (1858 and up, negative) loses the game, as above.
 """
 
 from __future__ import annotations
@@ -97,7 +74,7 @@ def _lc0_ep(parent: PositionArrays, child: PositionArrays, move: jax.Array) -> j
 
 
 class Env:
-    """pgx-style chess environment (see the module docstring).
+    """pgx-style chess environment (see the module docstring; details in docs/DESIGN.md).
 
     Args:
       max_steps: plies after which a game is ``truncated`` (None: never).

@@ -1,9 +1,5 @@
 """``zerochess perft FEN DEPTH [--rules device|host] [--divide] [--chess960] [--force]``: the
-number of move paths of DEPTH plies, as engines print it (on the device rules by default).
-
-Before a count of 3 plies or more it estimates the paths (the branching factor of the first
-plies, counted with python-chess) and the time; beyond ``MAX_SECONDS`` it refuses unless
-``--force``. A long count prints a progress line per root move (stderr)."""
+number of move paths of DEPTH plies, as engines print it (on the device rules by default)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""The whole search as one compiled program: gather, expand on the device, evaluate, back up,
-in a ``jax.lax.while_loop`` with no host callback.
-
-With device rules (``zerochess.chess.device``) a search step needs nothing from the host,
-so ``run_steps`` runs many steps in one call; the host only checks the clock (or a stop
-request) between calls. The steps are the host pipeline's with one group of leaves per
-tree (``Searcher(groups=1)``): ``loop.select`` (the gather, with the stoppers), the rules'
-``expand``, ``step.prepare``, the network on the smallest of the same evaluation-batch
-sizes the host loop uses (``loop.network_buckets``, chosen on the device with
-``lax.switch``: rows that need no network cost nothing), ``step.finish``. So for the same
-seed the trees are the host's, visit for visit.
-
-``search`` is the same loop as a pure function of arrays for RL code (mctx's shape): roots
-from environment states, parameters and per-tree settings as data, composable with
-``jax.jit``, ``jax.lax.scan`` and sharding.
-"""
+"""The whole search as one compiled program (one ``jax.lax.while_loop``, no host callback):
+``run_steps`` for ``Searcher`` on device rules, ``search`` as a pure function for RL code."""
 
 from __future__ import annotations
 
@@ -98,8 +84,8 @@ def run_steps(state: SearchState, cache: EvalCache | None, limit: chex.Array,
       max_steps: int32 scalar (data): steps of this call; the last finishes its group and
         gathers no new one, so the next call (or the results) find no visits in flight.
       model_params: the network's parameters (data).
-      apply_fn, num_leaves, history_length, buckets, expand_fn: static (see the module
-        docstring; ``buckets`` are the network sizes, ascending, the last B * L).
+      apply_fn, num_leaves, history_length, buckets, expand_fn: static (see docs/DESIGN.md;
+        ``buckets`` are the network sizes, ascending, the last B * L).
 
     Returns:
       The state, the cache and the ``StepCounts``.

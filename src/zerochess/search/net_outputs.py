@@ -1,21 +1,6 @@
-"""The network-output boundary: what ``apply_fn`` returns, checked at trace time and made
-safe (lc0's way) before it becomes priors and values.
-
-Accepted outputs: an object with ``policy_logits``, ``wdl_logits`` and ``moves_left``
-(``neural.ModelOutputs``), a mapping with those keys, or a tuple/list
-``(policy_logits, wdl_logits[, moves_left])``; ``moves_left`` may be None. Real dtypes
-(float16, bfloat16, integers) are cast to float32. A policy of another width than 1858, a
-WDL head of another width than 3, or another batch size is a ``ConfigError`` naming
-``apply_fn``, what it returned and what was expected.
-
-Non-finite values (NaN, +inf, -inf) are never turned into a move or a value: a legal
-move whose logit is not finite gets prior 0; a position whose legal moves' logits are all
-non-finite gets a uniform policy over its legal moves; a WDL row with a non-finite logit
-becomes a uniform W/D/L (value 0); a non-finite moves-left output becomes 0. Each
-affected position is reported (``nonfinite`` [B]). Finite logits that overflow once
-divided by a small temperature are evaluated shifted by their maximum (no report: the
-network's outputs were fine).
-"""
+"""The network-output boundary: what ``apply_fn`` returns (``ModelOutputs``, a mapping or a
+tuple), checked at trace time and made safe (lc0's way: a non-finite output never becomes a
+move or a value) before it becomes priors and values."""
 
 from __future__ import annotations
 
@@ -72,7 +57,7 @@ def _array(value: Any, name: str, shape: tuple[int, ...], batch: int) -> chex.Ar
 
 def read_outputs(out: Any, batch: int) -> Outputs:
     """``apply_fn``'s return value for ``batch`` positions as float32 ``Outputs`` (trace
-    time checks; see the module docstring)."""
+    time checks; see docs/DESIGN.md)."""
     if isinstance(out, Mapping):
         missing = [f for f in _FIELDS[:2] if f not in out]
         if missing:
