@@ -280,3 +280,35 @@ def test_a_query_terminated_before_its_search_ran_gets_no_results():
     assert finals == [{"id": "q", "turnNumber": t, "isDuringSearch": False, "noResults": True}
                       for t in (0, 1)]
     assert engine.slots.busy == 0
+
+
+def test_start_up_counts_and_logs_programs_and_a_compile_while_serving():
+    """The log says each program compiled at start-up (with its time), then how many were
+    compiled and loaded (the line tests/test_uci_start_process.py reads after ``zerochess
+    warmup analysis``); a program compiled while serving is logged too: a query waited."""
+    from zerochess import program_store
+
+    batch = StandInBatch(1)
+
+    def build():
+        program_store.jit._tell("compiled", "zerochess.search.loop.select/state", 2.5)
+        program_store.jit._tell("loaded", "zerochess.search.view.read_trees", 0.01)
+        return batch
+
+    log = io.StringIO()
+    engine = Engine(EngineSettings(slots=1), batch_factory=build, output=io.BytesIO(), log=log)
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "compiled program 1 (select/state) in 2.5 s"
+    assert lines[1].startswith("ready in ")
+    assert lines[1].endswith(" s (1 programs compiled, 1 loaded from the cache)")
+    assert dict(engine.programs) == {"compiled": 1, "loaded": 1}
+
+    def run(counts):
+        program_store.jit._tell("compiled", "zerochess.search.step.network", 3.0)
+        return StandInBatch.run(batch, counts)
+
+    batch.run = run
+    engine.serve(io.BytesIO(b'{"id":"q","moves":[],"maxVisits":3}\n'))
+    assert "compiled program 2 (network) in 3.0 s" in log.getvalue().splitlines()
+    program_store.jit._tell("compiled", "zerochess.elsewhere", 1.0)  # after: not heard
+    assert engine.programs["compiled"] == 2

@@ -368,7 +368,7 @@ def test_startup_runs_cold_then_warm_on_one_new_cache(tmp_path: Path,
         startup.run_once(silent, dict(os.environ))
     with pytest.raises(ValueError):
         startup.run(commands, warm_runs=0)
-    assert [c.name for c in startup.commands()] == ["analyse", "uci", "search"]
+    assert [c.name for c in startup.commands()] == ["analyse", "uci", "analysis", "search"]
     assert [r["ready_s"] <= r["wall_s"] for r in figures["a"]["runs"]] == [True] * 3
     both = startup.run(commands[:1], warm_runs=1, log=print, baseline_src=str(tmp_path))
     assert both["baseline"]["src"] == str(tmp_path)

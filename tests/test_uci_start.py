@@ -10,6 +10,9 @@ import io
 import threading
 import time
 
+import chess
+import pytest
+
 from zerochess import program_store
 from zerochess.uci.engine import UciEngine, _Build
 from zerochess.uci.info import ThinkingInfo, format_info
@@ -233,7 +236,77 @@ def test_a_bare_warmup_command_parses_and_a_bad_part_is_named(monkeypatch, capsy
     err = capsys.readouterr().err
     assert "the compilation cache is off" in err and "invalid choice" not in err
     assert main(["warmup", "uci", "bogus"]) == 2
-    assert "unknown part 'bogus' (choose from uci, analyse, search" in capsys.readouterr().err
+    assert ("unknown part 'bogus' (choose from uci, analyse, analysis, search"
+            in capsys.readouterr().err)
+
+
+def test_warmup_has_an_analysis_part_named_in_its_help(monkeypatch, capsys):
+    """`zerochess warmup analysis` parses and reaches the command (refused here only
+    because the cache is off: nothing compiles); the part list and the help name it."""
+    from zerochess import compile_cache
+    from zerochess.cli import build_parser, main
+    from zerochess.cli.warmup import PARTS
+
+    monkeypatch.setattr(compile_cache, "enable", lambda *a, **k: None)
+    assert main(["warmup", "analysis"]) == 2
+    assert "the compilation cache is off" in capsys.readouterr().err
+    assert "analysis" in PARTS
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["warmup", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "PART only these (uci, analyse, analysis, search; default all)" in help_text
+    assert "`zerochess analysis`" in help_text
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    assert "analyse, analysis and" in " ".join(capsys.readouterr().out.split())
+
+
+def test_warmup_analysis_starts_the_engine_at_the_commands_defaults(monkeypatch):
+    """The part builds the engine with the settings `zerochess analysis` gets with no
+    flags (the library defaults), serves it one query of the default size and drops the
+    answer; an engine that answers no analysis fails the part. A stand-in engine: nothing
+    compiles (the real one: tests/test_uci_start_process.py, tier 2)."""
+    from zerochess.analysis import engine as engine_module
+    from zerochess.analysis.protocol import Query, parse_line
+    from zerochess.analysis.settings import EngineSettings
+    from zerochess.cli import warmup
+
+    made = []
+
+    class _Rules:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    class _Engine:
+        answer = b'{"id":"warmup","moveInfos":[]}\n'
+
+        def __init__(self, settings, output, log):
+            self.settings, self.output, self.log, self.served = settings, output, log, None
+            self.batch = type("B", (), {"searcher": type("S", (), {"rules": _Rules()})()})()
+            made.append(self)
+
+        def serve(self, stream):
+            self.served = stream.read()
+            self.log.write("compiling for 16 slots\nready in 1.0 s\n")
+            self.output.write(self.answer)
+            return 0
+
+    monkeypatch.setattr(engine_module, "Engine", _Engine)
+    said = []
+    warmup.warm_analysis(said.append)
+    [engine] = made
+    assert engine.settings == EngineSettings()
+    assert said == ["  analysis: compiling for 16 slots", "  analysis: ready in 1.0 s"]
+    assert engine.batch.searcher.rules.closed
+    query = parse_line(engine.served, engine.settings).item
+    assert isinstance(query, Query) and [t.turn for t in query.turns] == [0]
+    assert query.max_visits == EngineSettings().max_visits == 400
+    assert query.turns[0].board() == chess.Board()
+    _Engine.answer = b'{"error":"bad"}\n'
+    with pytest.raises(RuntimeError, match="did not answer the warm-up query"):
+        warmup.warm_analysis(said.append)
 
 
 def test_warmup_names_what_the_search_part_compiled():

@@ -4,12 +4,15 @@ that is not UCI, ``readyok`` after the build; a ``setoption`` that needs a rebui
 ``go`` on a clock without ``isready``: the rebuild is not charged and the search gets its
 budget (playouts), not the policy move. And compile once per machine: the README's pure
 search, run twice in two processes after ``zerochess.enable_compile_cache``, compiles
-nothing the second time."""
+nothing the second time; after ``zerochess warmup uci`` the engine compiles nothing, and
+after ``zerochess warmup analysis`` neither does ``zerochess analysis`` at its first
+query."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -150,3 +153,57 @@ def test_warmup_fills_the_store_so_the_engine_compiles_nothing(tmp_path):
     ready = [x for x in seen if x.startswith("info string ready in ")]
     assert ready and "(0 programs compiled," in ready[0], seen
     assert not any("compiled program" in x for x in seen), seen
+
+
+# `zerochess analysis` as a process (the command's own code: ``main(["analysis"])``), with
+# jax's compile events counted around it: programs outside the store (plain jax.jit, eager
+# operations) count too; the counts on stderr when stdin has closed and the work is done
+ANALYSIS = textwrap.dedent("""
+    import json, os, sys
+    import jax
+    compiles, hits = [], []  # XLA compilations requested; of those, found in the cache
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, *a, **k: compiles.append(name)
+        if name == "/jax/core/compile/backend_compile_duration" else None)
+    jax.monitoring.register_event_listener(
+        lambda name, *a, **k: hits.append(name)
+        if name == "/jax/compilation_cache/cache_hits" else None)
+    from zerochess.cli import main
+
+    status = main(["analysis"])
+    print(json.dumps({"xla_compiles": len(compiles) - len(hits)}), file=sys.stderr)
+    sys.stdout.flush(), sys.stderr.flush()
+    os._exit(status)  # as `zerochess analysis` ends (cli.main's exit_at_once)
+""")
+
+
+def test_warmup_analysis_fills_the_store_so_the_analysis_engine_compiles_nothing(tmp_path):
+    """``zerochess warmup analysis`` on an empty cache, then ``zerochess analysis`` on the
+    same cache answering one query: it loads its programs, compiles none at start-up or at
+    the query (its own log: the "ready in" line and no "compiled program" line), and jax
+    compiles nothing outside the store either.
+
+    It can fail: cold, the engine compiles 13 programs at start-up (its log says "13
+    programs compiled") and jax 27 (measured for this change at the default settings), so
+    a warm-up of nothing, or of other shapes (slots, tree size, model), leaves counts
+    above zero here; the warm-up's own line must count programs compiled from the empty
+    cache, and the engine's counter is tests/test_analysis_loop.py's (default tier)."""
+    env = {**os.environ, "ZEROCHESS_JAX_CACHE": str(tmp_path / "cache")}
+    warm = subprocess.run([sys.executable, "-m", "zerochess.cli", "warmup", "analysis"],
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    [line] = [x for x in warm.stdout.splitlines() if x.startswith("analysis: ready in ")]
+    compiled = int(re.search(r"\((\d+) programs compiled", line)[1])
+    assert compiled > 0, warm.stdout  # the cache was empty
+    out = subprocess.run([sys.executable, "-c", ANALYSIS], input='{"id":"q","moves":[]}\n',
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    [answer] = [json.loads(x) for x in out.stdout.splitlines()]
+    assert answer["id"] == "q" and answer["isDuringSearch"] is False
+    assert answer["rootInfo"]["visits"] == 400  # the default maxVisits: a full search ran
+    log = out.stderr.splitlines()
+    [ready] = [x for x in log if x.startswith("ready in ")]
+    loaded = int(re.search(r"(\d+) loaded from the cache", ready)[1])
+    assert "(0 programs compiled, " in ready and loaded > 0, log
+    assert not any(x.startswith("compiled program") for x in log), log
+    assert json.loads(log[-1]) == {"xla_compiles": 0}, log

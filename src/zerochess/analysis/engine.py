@@ -11,12 +11,14 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from zerochess import program_store
 from zerochess.analysis import report
 from zerochess.analysis.protocol import Action, Parsed, Query, error_message, parse_line
 from zerochess.analysis.scheduler import Job, JobQueue, Slots
@@ -99,19 +101,28 @@ class Engine:
         self.log = log if log is not None else sys.stderr
         self.writer = Writer(output if output is not None else sys.stdout.buffer)
         self._batch_factory = batch_factory or (lambda: self._build_batch(settings))
-        self.batch = self._batch_factory()
-        self.queue = JobQueue()
-        self.slots = Slots(len(self.batch))
-        self.inbox: queue.Queue = queue.Queue()
-        self._eof = False
-        self.preempted = 0  # turns sent back to the queue by a higher priority
-        self._step_seconds = 0.01  # running estimate of one device step
-        self._call_seconds = 0.0  # a run's fixed cost (dispatch, pipeline fill and drain)
-        calibrate = getattr(self.batch, "calibrate", None)
-        if calibrate is not None:
-            self._call_seconds, self._step_seconds = calibrate()
-            self._log(f"one run costs {1e3 * self._call_seconds:.1f} ms + "
-                      f"{1e3 * self._step_seconds:.1f} ms per step")
+        # programs compiled or loaded from the store (``zerochess warmup analysis`` fills
+        # it), counted from here on: at start-up, and while serving (a compile then is
+        # logged: a query waited for it)
+        self.programs: Counter[str] = Counter()
+        start = time.perf_counter()
+        with program_store.listening(self._heard):
+            self.batch = self._batch_factory()
+            self.queue = JobQueue()
+            self.slots = Slots(len(self.batch))
+            self.inbox: queue.Queue = queue.Queue()
+            self._eof = False
+            self.preempted = 0  # turns sent back to the queue by a higher priority
+            self._step_seconds = 0.01  # running estimate of one device step
+            self._call_seconds = 0.0  # a run's fixed cost (dispatch, pipeline fill and drain)
+            calibrate = getattr(self.batch, "calibrate", None)
+            if calibrate is not None:
+                self._call_seconds, self._step_seconds = calibrate()
+                self._log(f"one run costs {1e3 * self._call_seconds:.1f} ms + "
+                          f"{1e3 * self._step_seconds:.1f} ms per step")
+        self._log(f"ready in {time.perf_counter() - start:.1f} s "
+                  f"({self.programs['compiled']} programs compiled, "
+                  f"{self.programs['loaded']} loaded from the cache)")
         self._version = None
 
     # --- setup ---------------------------------------------------------------------------
@@ -142,6 +153,14 @@ class Engine:
         batch = SlotBatch(searcher, settings.slots)
         batch.warm_up()
         return batch
+
+    def _heard(self, event: str, name: str, seconds: float) -> None:
+        """A program compiled or loaded (``program_store.listening``): counted; a compile
+        is logged, as ``zerochess uci``'s ``info string compiled program`` lines."""
+        self.programs[event] += 1
+        if event == "compiled":
+            self._log(f"compiled program {self.programs['compiled']} "
+                      f"({name.rpartition('.')[2]}) in {seconds:.1f} s")
 
     def _log(self, text: str) -> None:
         try:
@@ -202,6 +221,10 @@ class Engine:
                                   daemon=True)
         reader.start()
         self._log(READY)
+        with program_store.listening(self._heard):
+            return self._serve()
+
+    def _serve(self) -> int:
         while True:
             idle = self.slots.busy == 0 and len(self.queue) == 0
             if idle and self._eof:

@@ -69,12 +69,14 @@ class Command:
 
 
 def commands(visits: int = 800) -> tuple[Command, ...]:
-    """The measured start-ups (``analyse`` at ``visits``, the UCI engine, the pure
-    search)."""
+    """The measured start-ups (``analyse`` at ``visits``, the UCI engine, the JSON
+    analysis engine to its answer of one default query, the pure search)."""
     return (Command("analyse", (*ZEROCHESS, "analyse", FEN, "--visits", str(visits), "--json"),
                     ready='"moveInfos"'),
             Command("uci", (*ZEROCHESS, "uci"), stdin="uci\nisready\nquit\n", ready="readyok",
                     marks=("uciok",)),
+            Command("analysis", (*ZEROCHESS, "analysis"), stdin='{"id":"q","moves":[]}\n',
+                    ready='"moveInfos"'),
             Command("search", (sys.executable, "-c", SEARCH_SCRIPT), ready="actions"))
 
 

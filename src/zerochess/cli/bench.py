@@ -30,10 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="zerochess uci vs lc0 at engine time controls: nodes per move at "
                       "go movetime along games, and where each search's time goes")
     mode.add_argument("--startup", action="store_true",
-                      help="start-up of new `analyse`, `uci` and pure-search processes, cold "
-                      "and warm (with --baseline-src DIR: also of those sources, interleaved)")
-    p.add_argument("--startup-only", nargs="+", choices=("analyse", "uci", "search"),
-                   metavar="NAME", help="--startup: only these start-ups (analyse, uci, search)")
+                      help="start-up of new `analyse`, `uci`, `analysis` and pure-search "
+                      "processes, cold and warm (with --baseline-src DIR: also of those "
+                      "sources, interleaved)")
+    p.add_argument("--startup-only", nargs="+", choices=("analyse", "uci", "analysis", "search"),
+                   metavar="NAME",
+                   help="--startup: only these start-ups (analyse, uci, analysis, search)")
     p.add_argument("--batch", type=int, nargs="*", default=None, help="batch sizes")
     p.add_argument("--sims", type=int, nargs="*", default=None, help="simulations per move")
     p.add_argument("--json", metavar="FILE", type=path_arg,
