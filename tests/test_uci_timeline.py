@@ -111,3 +111,61 @@ def test_a_search_writes_its_record(tmp_path):
     assert rec["nodes"] == int(last[last.index("nodes") + 1])
     assert rec["playouts"] == rec["nodes"] - rec["reused"] and rec["playouts"] > 0
     assert json.loads(json.dumps(rec)) == rec
+
+
+def test_stop_is_not_held_up_by_a_long_step():
+    """``stop`` during a step that runs long (here each step boundary is made 0.6 s late) is
+    answered from the latest root picture within ``STOP_GRACE_S`` plus the answer's own
+    time, as lc0 answers without the batch in flight; waiting for the step would take
+    ~0.6 s. The move answered is a legal one the search saw."""
+    import chess
+
+    from zerochess.neural import load_model
+    from zerochess.uci.driver import SearchDriver
+    from zerochess.uci.engine import UciEngine
+    from zerochess.uci.search_job import STOP_GRACE_S
+
+    lines: list[tuple[float, str]] = []
+    done = threading.Event()
+
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
+            for line in text.splitlines():
+                lines.append((time.perf_counter(), line))
+                if line.startswith("bestmove"):
+                    done.set()
+            return len(text)
+
+    def factory(options):  # the shapes of the test above: its compiled programs
+        driver = SearchDriver(load_model("builtin"), 2048,
+                              searcher_kwargs={"leaves_per_step": 16, "cache_size": 4096})
+        driver.warmup()
+        search = driver.search
+
+        def slow_search(limit, time_left, on_step):
+            def late(res):
+                time.sleep(0.6)
+                return on_step(res)
+            return search(limit, time_left, late)
+
+        driver.search = slow_search
+        return driver
+
+    engine = UciEngine(Out(), driver_factory=factory)
+    for line in ("isready", "position startpos moves e2e4", "go infinite"):
+        engine.handle(line)
+    t_go = time.perf_counter()
+    while not any(x.startswith("info depth") for _, x in lines):  # it searches
+        assert time.perf_counter() - t_go < 60, lines
+        time.sleep(0.01)
+    time.sleep(0.25)  # inside a late step boundary
+    assert not done.is_set()
+    stop_at = time.perf_counter()
+    engine.handle("stop")
+    assert done.wait(10)
+    at, text = next((t, x) for t, x in lines if x.startswith("bestmove"))
+    engine.handle("quit")
+    assert at - stop_at < STOP_GRACE_S + 0.2, at - stop_at
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(text.split()[1]) in board.legal_moves

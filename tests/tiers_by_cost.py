@@ -98,6 +98,7 @@ TO_TIER2 = frozenset({
     # a third cold run (14:45 of pytest: over 15 minutes with CI's install)
     "tests/test_multileaf.py",
     "tests/test_uci_timeline.py::test_a_search_writes_its_record",
+    "tests/test_uci_timeline.py::test_stop_is_not_held_up_by_a_long_step",
     "tests/test_cli.py::test_p_shows_the_networks_prior_after_the_mate_check",
     "tests/test_contempt_options.py::test_search_equals_reference[L8-mixed]",
     "tests/test_certainty.py::test_certainty_off_proves_nothing_but_game_ends",

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
+# `stop` is answered at the next step boundary, from a fresh read of the tree; a step still
+# running this long after `stop` (a large batch, a busy machine) is not waited for: the
+# watchdog answers from the latest root picture, as lc0 answers without the batch in flight
+STOP_GRACE_S = 0.02
 RESIGN_Q = -0.98  # lc0's hard-coded "may resign" threshold for smart pruning
 
 
@@ -87,6 +91,7 @@ class SearchJob:
         self._stop_time = time.perf_counter()
         self.stop_requested.set()
         self.wake.set()
+        self._wake_watchdog.set()
 
     def ponder_hit(self) -> None:
         self.ponderhit_time = time.perf_counter()  # lc0 restarts its clock here
@@ -265,11 +270,18 @@ class SearchJob:
             return self._stopped
 
     def _watchdog(self) -> None:
-        """lc0's watchdog: answers at the time stoppers' deadline from the latest root
-        picture, between two steps or not (a step may end after it)."""
+        """lc0's watchdog: answers at the time stoppers' deadline, or ``STOP_GRACE_S`` after
+        ``stop``, from the latest root picture, between two steps or not (a step may end
+        after it)."""
         while not (self._answered or self.aborted.is_set() or self.done.is_set()):
-            deadline = self._deadline
             now = time.perf_counter()
+            if self._stop_time is not None and now >= self._stop_time + STOP_GRACE_S:
+                with self._lock:
+                    if not self._answered and self.stop_requested.is_set():
+                        self._mark_stop()
+                        self._answer(self._last, read=False)
+                continue
+            deadline = None if self.waits_for_stop else self._deadline
             if deadline is not None and now >= deadline:
                 with self._lock:
                     if (not self._answered and not self.waits_for_stop
@@ -280,6 +292,8 @@ class SearchJob:
                         self._answer(self._last, read=False)
                 continue
             wait = 0.05 if deadline is None else min(deadline - now, 0.05)
+            if self._stop_time is not None:
+                wait = min(wait, self._stop_time + STOP_GRACE_S - now)
             self._wake_watchdog.wait(max(wait, 0.0))
             self._wake_watchdog.clear()
 
