@@ -9,10 +9,10 @@ short keeps what it measured); OUT/slot.json says how each stage ended:
              network alone on the same B x L rows
   peer       mctx + pgx (the peer's dense tree; skipped where it does not fit in 70% of
              the device's memory) against ours at B=1,024, 6x64, S in 16, 64, 200, 800
+  selfplay   device self-play (``games.device_loop``) at 800 nodes, 6x64 (256 games x 8 plies)
+  b1         one position: B=1 at L=256 and L=64, 6x64, S=800
+  profile    ``bench.profile`` at the best 6x64 point measured so far, S=32 (trace kept)
   grid_big   6x64 at B=4,096 (S=800) and B=16,384 (S=200), L=1
-  profile    ``bench.profile`` at the best 6x64 point measured so far (trace kept)
-  b1         one position: B=1 at L=64 and L=256, 6x64, S=800
-  selfplay   device self-play (``games.device_loop``) at 800 nodes, 6x64
   grid_rest  the rest of the grid: B in 1,024..16,384 x L in 1, 4, 16, 6x64 and 15x768
 
 GPU (through the device tool, from the repository root; .whl holds the wheels of chess,
@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 # stage -> time cap (s), most important first
-STAGES = {"grid_main": 200, "peer": 150, "grid_big": 170, "profile": 120, "b1": 90,
-          "selfplay": 120, "grid_rest": 400}
+# (2026-11-28, H200: grid_main took 176 s and peer 111 s; profile at B=4,096 S=100, self-play
+# of 1,024 games x 32 plies and two B=1 points each ran past a 120 s cap: sizes cut below)
+STAGES = {"grid_main": 200, "peer": 150, "selfplay": 100, "b1": 110, "profile": 120,
+          "grid_big": 170, "grid_rest": 400}
 MIN_STAGE_S = 20  # a stage with less time left than this is not started
 
 GPU = {
@@ -54,9 +56,9 @@ GPU = {
                         ("resnet:15x768", 16384, 4), ("resnet:15x768", 16384, 16))),
     "peer": {"model": "resnet:6x64", "net": (6, 64), "batch": 1024,
              "sims": (16, 64, 200, 800)},
-    "profile": {"model": "resnet:6x64", "batch": 4096, "leaves": 1, "sims": 100},
-    "b1": (("resnet:6x64", 1, 64, 800), ("resnet:6x64", 1, 256, 800)),
-    "selfplay": {"model": "resnet:6x64", "games": 1024, "nodes": 800, "plies": 32},
+    "profile": {"model": "resnet:6x64", "batch": 1024, "leaves": 1, "sims": 32},
+    "b1": (("resnet:6x64", 1, 256, 800), ("resnet:6x64", 1, 64, 800)),
+    "selfplay": {"model": "resnet:6x64", "games": 256, "nodes": 800, "plies": 8},
 }
 CPU = {
     "grid_main": (("resnet:1x8", 4, 1, 16),),
@@ -195,7 +197,7 @@ def _profile(stage: Stage, cfg: dict[str, Any], out: Path) -> None:
 
     cfg = _best_point(out, cfg)
     table = profile.profile_point(load_model(cfg["model"]), bench_positions(), cfg["batch"],
-                                  cfg["leaves"], cfg["sims"], out / "profile", repeats=5)
+                                  cfg["leaves"], cfg["sims"], out / "profile", repeats=2)
     print(profile.format_table(table), flush=True)
     stage.figures["profile"] = table
     stage.save()

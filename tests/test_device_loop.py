@@ -39,6 +39,9 @@ OPENINGS = [
     Opening("over", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"),  # stalemate before any search
 ]
 MAX_PLIES = 36
+# the searcher shape of test_selfplay and test_midgame_resume (8 trees of 17 nodes), and the
+# scan test_midgame_resume and test_ply_sources play: one set of programs for the four files
+BATCH = 8
 
 
 def _specs(count: int) -> list[GameSpec]:
@@ -57,9 +60,9 @@ def _by_index(records):
 
 def test_device_games_are_the_host_games(model):
     specs = _specs(16)
-    device, stats = play_games(specs, PLAYERS, model, batch_size=4, max_plies=MAX_PLIES,
+    device, stats = play_games(specs, PLAYERS, model, batch_size=BATCH, max_plies=MAX_PLIES,
                                rules="device")
-    host, _ = play_games(specs, PLAYERS, model, batch_size=4, max_plies=MAX_PLIES,
+    host, _ = play_games(specs, PLAYERS, model, batch_size=BATCH, max_plies=MAX_PLIES,
                          rules="host")
     # one step per call of 16 plies: the device loop ran (the host loop steps every ply)
     assert len(stats.steps) < max(len(r.moves) for r in host) // 2
@@ -87,7 +90,7 @@ def test_device_games_are_the_host_games(model):
 def test_device_training_examples_are_the_host_examples(model):
     players = {name: Player(spec, model) for name, spec in PLAYERS.items()}
     specs = _specs(6)
-    out = {rules: play_training_games(specs, players, batch_size=4, max_plies=MAX_PLIES,
+    out = {rules: play_training_games(specs, players, batch_size=BATCH, max_plies=MAX_PLIES,
                                       rules=rules, adjudicate_material=3)
            for rules in ("device", "host")}
     order = {rules: sorted(range(len(o.records)), key=lambda i: o.records[i].index)
@@ -115,9 +118,9 @@ def test_games_the_scan_cannot_play_step_on_the_host_loop(model):
     players = dict(PLAYERS, puct=PlayerSpec("puct", nodes=16, temperature=TEMPERATURE,
                                             tree_reuse=True))
     specs = _specs(3)
-    device, stats = play_games(specs, players, model, batch_size=4, max_plies=12,
+    device, stats = play_games(specs, players, model, batch_size=BATCH, max_plies=12,
                                rules="device")
-    host, _ = play_games(specs, players, model, batch_size=4, max_plies=12, rules="host")
+    host, _ = play_games(specs, players, model, batch_size=BATCH, max_plies=12, rules="host")
     assert len(stats.steps) >= 10  # stepped every ply
     assert [r.moves for r in sorted(device, key=lambda r: r.index)] == \
         [r.moves for r in sorted(host, key=lambda r: r.index)]

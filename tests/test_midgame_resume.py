@@ -4,8 +4,9 @@ the resumed games continue from their saved moves (the searches of the two parts
 to those of the uninterrupted run: nothing is replayed).
 
 Cheap: the built-in evaluator, 16 nodes per move, the Searcher shape of
-``test_selfplay`` (batch 8, 17 nodes), six short games of search-contempt self-play
-(``contempt_wdl``'s points: its temperature, N_scl 1 and plain PUCT).
+``test_selfplay`` (batch 8, 17 nodes) and the scan of ``test_device_loop``, six short
+games of search-contempt self-play (``contempt_wdl``'s points: its temperature, N_scl 1
+and plain PUCT).
 """
 
 from __future__ import annotations

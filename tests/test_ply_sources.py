@@ -44,8 +44,8 @@ def _play(model, scan: bool):
                       OPENINGS[g], game_seed(37, g)) for g in range(len(OPENINGS))]
     max_plies = max(len(o.moves) for o in OPENINGS) + PLIES
     records, _ = play_games(
-        specs, PLAYERS, model, batch_size=len(specs), max_plies=max_plies, rules="device",
-        scan=scan, plies_per_call=4, max_nodes=9,
+        specs, PLAYERS, model, batch_size=8, max_plies=max_plies, rules="device",
+        scan=scan, plies_per_call=16, max_nodes=17,  # test_device_loop's programs
         on_position=lambda spec, pos: positions.setdefault(spec.index, []).append(pos))
     return {r.index: r for r in records}, positions
 

@@ -77,6 +77,7 @@ class Tables(NamedTuple):
     moves: chex.Array  # int32 [B + R] the game's moves (the cap counts them) at column 0
     count: chex.Array  # int32 the queued games (rows B to B + count - 1)
     queue: State  # [R] the queued games' positions
+    cap: chex.Array  # int32 the move cap (data: runs of other caps share one program)
 
 
 class Players(NamedTuple):
@@ -109,14 +110,13 @@ def _game_ply(pos: Any) -> chex.Array:
 
 
 def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_nodes: int,
-              edges_per_node: int, max_plies: int | None):
+              edges_per_node: int):
     """The compiled scan: ``run(model_params, states, rows, moves, tables, players) ->
     ((states, rows, moves, next_row), ScanPlies [plies, B])``.
 
     ``rows`` int32 [B]: each slot's table row (-1 idle); ``moves`` int32 [B]: the moves
     of each slot's game so far (the cap counts them)."""
     env = Env()
-    cap = np.int32(max_plies if max_plies is not None else np.iinfo(np.int32).max)
 
     def one_ply(carry, model_params, tables: Tables, players: Players):
         states, rows, moves, next_row = carry
@@ -155,7 +155,7 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
             insufficient_material)(after.position.board), jnp.int8(GameStatus.INSUFFICIENT),
             after.status)
         end = jnp.where(status != GameStatus.ONGOING, status, claim).astype(jnp.int8)
-        capped = moves + 1 >= cap
+        capped = moves + 1 >= tables.cap
         ended = active & ((end != GameStatus.ONGOING) | capped)
         take = best[:, None]
         record = ScanPlies(
@@ -190,13 +190,21 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
     return run
 
 
+def _padded(table: np.ndarray) -> np.ndarray:
+    """``table`` [n, T] widened to the next power of two >= 64 columns by repeating its last
+    column (the value of later plies): runs whose schedules end at other plies share one
+    program."""
+    width = max(64, 1 << (table.shape[1] - 1).bit_length())
+    return np.pad(table, ((0, 0), (0, width - table.shape[1])), mode="edge")
+
+
 def stack_players(specs: Sequence[PlayerSpec], model: Any) -> Players:
     """The players' per-move settings as device arrays."""
     return Players(
         params=stack_configs([p.search for p in specs], model.has_moves_left,
                              model.mate_check),
         nodes=jnp.asarray([p.nodes for p in specs], jnp.int32),
-        temperature=jnp.asarray(temperature_table([p.temperature for p in specs])),
+        temperature=jnp.asarray(_padded(temperature_table([p.temperature for p in specs]))),
         visit_offset=jnp.asarray([p.temperature.visit_offset for p in specs], jnp.float32),
         cutoff=jnp.asarray([p.temperature.value_cutoff / 50.0 for p in specs], jnp.float32))
 
@@ -251,7 +259,7 @@ class ScanSource:
         self.batch, self.plies, self.max_plies = batch_size, plies_per_call, max_plies
         self.lookahead = batch_size  # the queued games the scan can refill slots with
         self.run, self.fresh = _scan(model, batch_size, plies_per_call, max_nodes - 1,
-                                     max_nodes, edges_per_node, max_plies)
+                                     max_nodes, edges_per_node)
         self.draws = _Draws()
         self.cached: dict[int, State] = {}  # start states of games not yet in a slot
         self.in_slot: list[Any] = [None] * batch_size  # the games slot_states holds
@@ -299,7 +307,9 @@ class ScanSource:
                                for lv in rows_live], jnp.int32),
             moves=jnp.asarray([len(lv.moves) if lv is not None else 0
                                for lv in rows_live], jnp.int32),
-            count=jnp.int32(len(pending)), queue=jax.tree.map(jnp.asarray, queued))
+            count=jnp.int32(len(pending)), queue=jax.tree.map(jnp.asarray, queued),
+            cap=jnp.int32(self.max_plies if self.max_plies is not None
+                          else np.iinfo(np.int32).max))
         rows = jnp.asarray([i if slots[i] is not None else -1 for i in range(batch)],
                            jnp.int32)
         step = Advance()
