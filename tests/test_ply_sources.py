@@ -111,3 +111,25 @@ def test_env_ends_a_game_one_move_later_than_the_game_loops(fen, moves, last):
     after = start_states([board])
     assert bool(after.terminated[0])
     assert int(after.status[0]) == (GameStatus.RULE50 if not moves else GameStatus.REPETITION)
+
+
+def test_the_scan_serves_a_run_only_when_it_can_play_it():
+    """``device_loop.can_play``: the game loop's choice of ply source. Games with a player
+    that reuses its tree, an engine, or players on other networks or parameters step on
+    the host source (which the test above compares with the scan ply for ply); the same
+    players on one network and parameters run on the scan."""
+    from zerochess.games.config import EngineSpec
+    from zerochess.games.device_loop import can_play
+
+    net, other, params = object(), object(), object()
+    same = {name: net for name in PLAYERS}
+    same_params = {name: params for name in PLAYERS}
+    assert can_play(PLAYERS, same, same_params) is None
+    reuse = dict(PLAYERS, puct=dataclasses.replace(PLAYERS["puct"], tree_reuse=True))
+    assert can_play(reuse, same, same_params) == "a player reuses its tree"
+    engine = dict(PLAYERS, sf=PlayerSpec("sf", engine=EngineSpec(kind="stockfish")))
+    assert can_play(engine, same | {"sf": net}, same_params | {"sf": params}) == \
+        "an engine plays"
+    assert "different networks" in can_play(PLAYERS, {"puct": net, "sc": other}, same_params)
+    assert "different network parameters" in can_play(
+        PLAYERS, same, {"puct": params, "sc": object()})

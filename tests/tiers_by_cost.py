@@ -126,4 +126,11 @@ TO_SLOW = frozenset({
     # Searcher whose trees test_device_and_host_rules_give_identical_trees_small compares
     "tests/test_device_search.py::test_search_function_runs_inside_scan",
     "tests/test_device_search.py::test_analyse_on_device_rules_equals_host_rules",
+    # 2026-11-28 (session 21): the host loop on device rules is test_ply_sources' host
+    # source, compared with the scan ply for ply, and which source serves a run is
+    # can_play's (test_ply_sources, default tier); tree reuse on device rules is
+    # test_device_and_host_rules_give_identical_trees_small's. PUCT at N_scl = inf is
+    # checked at widths 1-1, 4-1 and 4-2 without the largest, 8-2.
+    "tests/test_device_loop.py::test_games_the_scan_cannot_play_step_on_the_host_loop",
+    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[8-2]",
 })
