@@ -58,7 +58,6 @@ TO_TIER2 = frozenset({
     "tests/test_cli.py::test_analyse_json_schema_and_policy",
     "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[4-1]",
     "tests/test_bench_analysis.py::test_positions_beyond_the_sample_cycle_with_other_continuations",
-    "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[8-2]",
     "tests/test_pipeline_threads.py::test_a_shared_cache_keeps_one_expanding_thread_and_runs_networks_beside_it",
     "tests/test_multileaf.py::test_time_limit_stops_the_run",
     "tests/test_search_properties.py::test_full_tree_stops_cleanly",
