@@ -80,10 +80,9 @@ def test_uci_answers_at_once_reports_progress_and_never_charges_a_rebuild(tmp_pa
     assert all(x.split()[0] in UCI_WORDS for x in seen if x.strip()), seen
 
 
-SEARCH = textwrap.dedent("""
-    import json, sys
-    import jax, chess, zerochess
-    where = zerochess.enable_compile_cache(sys.argv[1])
+# jax's compile events counted in a script (after ``import jax``): XLA compilations
+# requested, and of those the ones found in the persistent cache
+COUNT_COMPILES = textwrap.dedent("""
     compiles, hits = [], []  # XLA compilations requested; of those, found in the cache
     jax.monitoring.register_event_duration_secs_listener(
         lambda name, *a, **k: compiles.append(name)
@@ -91,6 +90,13 @@ SEARCH = textwrap.dedent("""
     jax.monitoring.register_event_listener(
         lambda name, *a, **k: hits.append(name)
         if name == "/jax/compilation_cache/cache_hits" else None)
+""")
+
+SEARCH = textwrap.dedent("""
+    import json, sys
+    import jax, chess, zerochess
+    where = zerochess.enable_compile_cache(sys.argv[1])
+""") + COUNT_COMPILES + textwrap.dedent("""
     from zerochess import SearchConfig, load_model
     from zerochess.env import Env, start_states
     from zerochess.search import stack_configs
@@ -161,13 +167,7 @@ def test_warmup_fills_the_store_so_the_engine_compiles_nothing(tmp_path):
 ANALYSIS = textwrap.dedent("""
     import json, os, sys
     import jax
-    compiles, hits = [], []  # XLA compilations requested; of those, found in the cache
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda name, *a, **k: compiles.append(name)
-        if name == "/jax/core/compile/backend_compile_duration" else None)
-    jax.monitoring.register_event_listener(
-        lambda name, *a, **k: hits.append(name)
-        if name == "/jax/compilation_cache/cache_hits" else None)
+""") + COUNT_COMPILES + textwrap.dedent("""
     from zerochess.cli import main
 
     status = main(["analysis"])
