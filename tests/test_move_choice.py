@@ -107,6 +107,7 @@ def test_the_schedule_table_holds_the_schedule() -> None:
                                      endgame_temperature=0.2),
                  TemperatureSchedule(temperature=1.0, cutoff_move=8, endgame_temperature=0.4)]
     table = temperature_table(schedules)
+    assert table.shape[1] == temperature_table(schedules[1:]).shape[1] >= 64  # one shape
     for s, row in zip(schedules, table, strict=True):
         for ply in range(80):
             assert row[min(ply, table.shape[1] - 1)] == np.float32(s.at(ply)), (s, ply)

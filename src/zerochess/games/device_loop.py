@@ -190,21 +190,13 @@ def make_scan(model: Any, batch: int, plies: int, num_simulations: int, max_node
     return run
 
 
-def _padded(table: np.ndarray) -> np.ndarray:
-    """``table`` [n, T] widened to the next power of two >= 64 columns by repeating its last
-    column (the value of later plies): runs whose schedules end at other plies share one
-    program."""
-    width = max(64, 1 << (table.shape[1] - 1).bit_length())
-    return np.pad(table, ((0, 0), (0, width - table.shape[1])), mode="edge")
-
-
 def stack_players(specs: Sequence[PlayerSpec], model: Any) -> Players:
     """The players' per-move settings as device arrays."""
     return Players(
         params=stack_configs([p.search for p in specs], model.has_moves_left,
                              model.mate_check),
         nodes=jnp.asarray([p.nodes for p in specs], jnp.int32),
-        temperature=jnp.asarray(_padded(temperature_table([p.temperature for p in specs]))),
+        temperature=jnp.asarray(temperature_table([p.temperature for p in specs])),
         visit_offset=jnp.asarray([p.temperature.visit_offset for p in specs], jnp.float32),
         cutoff=jnp.asarray([p.temperature.value_cutoff / 50.0 for p in specs], jnp.float32))
 

@@ -64,8 +64,9 @@ class TemperatureSchedule:
 
 def temperature_table(schedules: Sequence[TemperatureSchedule]) -> np.ndarray:
     """float32 [n, T]: ``schedules[i].at(ply)`` for plies 0..T-1 (read the last column for
-    later plies), T the largest horizon."""
-    length = max(s.horizon for s in schedules)
+    later plies); T is the largest horizon rounded up to a power of two >= 64, so that
+    tables of most schedules have one shape (one compiled program reads them all)."""
+    length = max(64, 1 << (max(s.horizon for s in schedules) - 1).bit_length())
     return np.asarray([[s.at(k) for k in range(length)] for s in schedules], np.float32)
 
 
