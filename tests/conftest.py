@@ -27,7 +27,7 @@ import os
 
 import jax
 import pytest
-from tiers_by_cost import TO_SLOW, TO_TIER2
+from tiers_by_cost import FILE_SECONDS, SHARED_PROGRAM_GROUPS, TO_SLOW, TO_TIER2
 
 from zerochess.games import lc0_maia_available
 
@@ -94,6 +94,32 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.tier2)
         if item.nodeid in TO_SLOW:
             item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group(_unit(item)))
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0].removeprefix("tests/").removesuffix(".py")
+
+
+def _unit(item: pytest.Item) -> str:
+    return SHARED_PROGRAM_GROUPS.get(_file(item), _file(item))
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after ``-m``
+def pytest_collection_modifyitems_costliest_first(items: list[pytest.Item]) -> None:
+    """Hand pytest-xdist the work costliest first (the README's ``--dist loadgroup
+    --no-loadscope-reorder``): a unit is a file, or a group of files that share a program
+    (``SHARED_PROGRAM_GROUPS``), costed by ``FILE_SECONDS`` of its tests' tiers. So no long
+    file starts while the other worker is running out of work. A unit's tests stay together
+    and in their order."""
+    files: dict[str, set[tuple[str, str]]] = {}
+    for item in items:
+        tier = "tier2" if item.get_closest_marker("tier2") else "default"
+        files.setdefault(_unit(item), set()).add((tier, _file(item)))
+    cost = {unit: sum(FILE_SECONDS[tier].get(name, 0) for tier, name in pairs)
+            for unit, pairs in files.items()}
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (-cost[_unit(item)], _unit(item), order[id(item)]))
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,8 @@ def test_the_readme_commands_split_the_suite_into_two_tiers() -> None:
     tier1, tier2 = readme_block("test-command"), readme_block("test-command-tier2")
     assert '-m "not slow and not tier2"' in tier1 and '-m "tier2 and not slow"' in tier2
     for command in (tier1, tier2):
-        assert "-n 2 --dist loadfile" in command and command.count("pytest") == 1
+        assert "-n 2 --dist loadgroup --no-loadscope-reorder" in command
+        assert command.count("pytest") == 1
     assert 'pip install -e ".[test]"' in tier1 and ". .venv/bin/activate" in tier2
     markers = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"tier2: ' in markers and '"slow: ' in markers
@@ -100,3 +101,24 @@ def test_the_tiers_by_cost_name_collected_tests() -> None:
     collected |= {i.split("::")[0] for i in collected}
     assert not (TO_TIER2 | TO_SLOW) - collected, sorted((TO_TIER2 | TO_SLOW) - collected)
     assert not TO_TIER2 & TO_SLOW
+
+
+def test_the_files_go_to_the_workers_costliest_first() -> None:
+    """The README's ``--dist loadgroup --no-loadscope-reorder`` takes the collection order:
+    conftest must put the costliest unit first and keep each file's tests together, and the
+    cost table may name only files that exist (a renamed file would silently go last)."""
+    from tiers_by_cost import FILE_SECONDS, SHARED_PROGRAM_GROUPS
+
+    names = {p.stem for p in (REPO / "tests").glob("test_*.py")}
+    named = {n for table in FILE_SECONDS.values() for n in table} | set(SHARED_PROGRAM_GROUPS)
+    assert not named - names, sorted(named - names)
+    cheap, dear = "test_chess960", "test_search_reference"  # 20 s and 410 s in the table
+    assert FILE_SECONDS["default"][cheap] < FILE_SECONDS["default"][dear]
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                          "no:cacheprovider", "-m", "not slow and not tier2",
+                          f"tests/{cheap}.py", f"tests/{dear}.py"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    files = [line.split("::")[0] for line in run.stdout.split() if "::" in line]
+    assert files, run.stdout[-2000:] + run.stderr[-2000:]
+    runs = [f for k, f in enumerate(files) if k == 0 or files[k - 1] != f]
+    assert runs == [f"tests/{dear}.py", f"tests/{cheap}.py"], runs

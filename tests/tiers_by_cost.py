@@ -133,3 +133,48 @@ TO_SLOW = frozenset({
     "tests/test_device_loop.py::test_games_the_scan_cannot_play_step_on_the_host_loop",
     "tests/test_multileaf.py::test_infinite_nscl_is_puct_at_every_width[8-2]",
 })
+
+
+# Seconds each file's tests of a tier took in one worker (the sums of ``--durations=0`` of
+# records/test_durations/2026-11-28/tier{1,2}_loaded_3333a1d_durations.log, a loaded
+# machine: read them as ratios). conftest hands xdist the files costliest first (with
+# ``--no-loadscope-reorder``), so no long file starts last while the other worker idles;
+# files under 20 s are left out and go last in collection order.
+FILE_SECONDS: dict[str, dict[str, int]] = {
+    "default": {
+        "test_contempt_options": 440, "test_search_reference": 410, "test_device_rules": 370,
+        "test_reuse": 350, "test_training": 340, "test_builtin": 310, "test_move_filter": 310,
+        "test_search_properties": 280, "test_settings": 250, "test_uci_time_manager": 180,
+        "test_certainty": 150, "test_rules_conformance": 150, "test_games_networks": 140,
+        "test_uci_core_options": 120, "test_cli": 120, "test_env": 120,
+        "test_hostile_inputs": 110, "test_lc0_export": 70, "test_mate_check": 70,
+        "test_moves_left": 60, "test_fuzz": 50, "test_program_store": 50, "test_read_path": 40,
+        "test_mctx": 40, "test_gather_reference": 40, "test_bench": 40, "test_draw_claims": 30,
+        "test_bench_analysis": 30, "test_lc0_equivalence": 30, "test_chess960": 20,
+        "test_layers": 20,
+    },
+    "tier2": {
+        "test_device_search": 480, "test_multileaf": 400, "test_midgame_resume": 350,
+        "test_device_loop": 310, "test_step_copies": 270, "test_analysis_engine": 220,
+        "test_notebooks": 200, "test_certainty": 200, "test_bench": 170,
+        "test_scan_experiments_tier2": 160, "test_uci_start_process": 150,
+        "test_ply_sources": 150, "test_train_run": 140, "test_games_networks": 130,
+        "test_hostile_search": 130, "test_profile": 120, "test_analysis_fuzz": 110,
+        "test_search_properties": 110, "test_pipeline_threads": 110, "test_experiments": 110,
+        "test_az_example": 110, "test_uci_engine": 100, "test_gather_reference": 100,
+        "test_contempt_options": 90, "test_selfplay": 90, "test_cli": 90,
+        "test_device_rules": 80, "test_bench_analysis": 80, "test_bench_smart_pruning": 50,
+        "test_odds_table1": 50, "test_smart_pruning": 50, "test_program_store": 50,
+        "test_resume": 40, "test_move_filter": 40, "test_analysis_protocol": 40,
+        "test_fuzz": 40, "test_chess960": 30, "test_env": 30, "test_uci_match": 30,
+        "test_uci_driver": 20, "test_mctx": 20, "test_lc0_equivalence": 20,
+    },
+}
+
+# Files that compile the same large program (the device game scan at test_selfplay's shape:
+# 8 trees of 17 nodes) run in one worker, one after the other: the first compiles it, the
+# others find it compiled (``--dist loadgroup``), instead of two workers compiling it at once.
+SHARED_PROGRAM_GROUPS: dict[str, str] = {
+    "test_device_loop": "game_scan", "test_midgame_resume": "game_scan",
+    "test_ply_sources": "game_scan",
+}
