@@ -222,6 +222,25 @@ def test_modes_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen[-1] == bench.DEFAULT_MODE
 
 
+def test_selfplay_quick_runs_the_first_point_alone(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``--device-search --selfplay --quick`` runs ``SELFPLAY``'s first point (minutes),
+    without ``--quick`` every point."""
+    from zerochess.bench import device_search
+
+    ran: list[tuple] = []
+    row = {"host": {"positions_per_s": 1.0}, "device_loop": {"positions_per_s": 2.0}}
+    monkeypatch.setattr(device_search, "selfplay_ratio",
+                        lambda points: ran.append(points) or [row])
+    for quick in (True, False):
+        args = types.SimpleNamespace(quick=quick, selfplay=True, json=None, note=None,
+                                     tiny=False, profile=None)
+        assert device_search.main(args) == 0
+    assert ran == [device_search.SELFPLAY[:1], device_search.SELFPLAY]
+    assert len(device_search.SELFPLAY) > 1
+    assert "ratio_device_vs_host_selfplay: 2.00" in capsys.readouterr().out
+
+
 def test_vs_lc0_delegates_or_says_missing(monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(lc0_peer, "find_lc0", lambda: None)

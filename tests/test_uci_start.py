@@ -100,6 +100,24 @@ def test_uciok_at_once_and_isready_waits_for_the_background_build():
     engine.close()
 
 
+def test_isready_right_after_uci_starts_the_build_without_settling(monkeypatch):
+    """The background build waits ``BUILD_SETTLE_S`` for options sent after ``uciok``;
+    an ``isready`` (no option comes before it is answered) ends that wait at once."""
+    from zerochess.uci import engine as uci_engine
+
+    monkeypatch.setattr(uci_engine, "BUILD_SETTLE_S", 5.0)
+    started: list[float] = []
+    out = _Lines()
+    engine = UciEngine(out, driver_factory=lambda options: started.append(
+        time.perf_counter()) or _Driver(), background=True)
+    engine.handle("uci")
+    t0 = time.perf_counter()
+    engine.handle("isready")
+    assert out.lines[-1] == "readyok" and len(started) == 1
+    assert started[0] - t0 < 2.0, started[0] - t0  # not the 5 s settle
+    engine.close()
+
+
 def test_setoption_rebuilds_in_the_background_once():
     keys: list[int] = []
 

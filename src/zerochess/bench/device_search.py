@@ -183,7 +183,8 @@ def main(args: Any) -> int:
         return 0
     grid = TINY if getattr(args, "tiny", False) else (QUICK if args.quick else CPU)
     if getattr(args, "selfplay", False):
-        figures = {"selfplay": selfplay_ratio(SELFPLAY)}
+        # --quick: the first point alone (the built-in evaluator at 16 nodes), minutes
+        figures = {"selfplay": selfplay_ratio(SELFPLAY[:1] if args.quick else SELFPLAY)}
     else:
         figures = search_ratio(grid)
         if grid is CPU:

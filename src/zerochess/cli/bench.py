@@ -67,7 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="with --puzzles: the puzzle themes (default both)")
     p.add_argument("--selfplay", action="store_true",
                    help="with --device-search: only the self-play points (the same games on "
-                        "the host loop and on the device loop)")
+                        "the host loop and on the device loop; with --quick the first point "
+                        "alone: the built-in evaluator, 64 games at 16 nodes)")
     p.add_argument("--profile", nargs="?", const="results/device_profile", default=None,
                    metavar="DIR",
                    help="with --device-search: where a compiled step's time goes (phase "

@@ -194,6 +194,7 @@ class _Build:
         self.driver: Any = None
         self.error: Exception | None = None
         self.done = threading.Event()
+        self.needed = threading.Event()  # isready / go wait for it: no settling
         self._thread: threading.Thread | None = None
         if thread:
             self._thread = threading.Thread(target=self._run, name="zerochess-build",
@@ -202,6 +203,7 @@ class _Build:
 
     def result(self) -> Any:
         """The driver (None if it could not be built: ``error`` is why)."""
+        self.needed.set()
         if self._thread is None and not self.done.is_set():
             self._run()
         self.done.wait()
@@ -213,13 +215,15 @@ class _Build:
         if self.wanted is not None:
             # the options a GUI sends right after uciok come within milliseconds: wait a
             # moment, so that the build is of the driver they ask for, not the defaults'
-            time.sleep(BUILD_SETTLE_S)
+            # (not once an isready or go waits for it: no option comes before those)
+            self.needed.wait(BUILD_SETTLE_S)
             if self.wanted() != self.key:
                 self.error = RuntimeError("superseded by a later setoption")
                 self.after = None
                 self.done.set()
                 return
         from zerochess import program_store
+        from zerochess.program_store.disk import preloading
 
         t0 = time.perf_counter()
         counts = {"compiled": 0, "loaded": 0}
@@ -236,7 +240,9 @@ class _Build:
                               f"({name.rpartition('.')[2]}) in {seconds:.1f} s")
 
         try:
-            with program_store.listening(heard):
+            # the programs the last build of these options loaded are read and deserialized
+            # in threads from here on, while the network loads and the driver is set up
+            with program_store.listening(heard), preloading(f"uci-build {self.key!r}"):
                 self.driver = self.make(self.options, progress)
         except Exception as err:  # noqa: BLE001 - raised again at isready / go
             self.error = err
