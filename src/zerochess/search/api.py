@@ -33,6 +33,7 @@ from zerochess.search.config import SearchConfig
 from zerochess.search.drivers import CompiledSteps, Driver, HostPipeline, PipelineStats, Programs
 from zerochess.search.loop import RootInputs, SearchState
 from zerochess.search.memory import (
+    MAX_LEAVES,
     MAX_NODES,
     check_tree_memory,
     default_node_bytes,
@@ -624,6 +625,6 @@ def simulation_counts(num_simulations: object, batch: int) -> np.ndarray:
 
 # SearchBatch, the memory check, the tree keys and the settings live in their own modules
 # (batch, memory, tree_keys, settings); their old import path through this module keeps working
-__all__ = ["MAX_NODES", "MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher",
+__all__ = ["MAX_LEAVES", "MAX_NODES", "MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher",
            "SearcherSettings", "batch_keys", "check_tree_memory", "check_workers", "memory_bytes",
            "simulation_counts", "tree_key", "tree_keys"]
