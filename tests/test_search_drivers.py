@@ -128,8 +128,8 @@ def test_compiled_steps_report_progress_to_the_total_from_threads_or_one(observe
     budget = np.array([30, 5, 12, 0, 7, 30, 1, 2])
     looks: list[int] = []
     observe = (lambda shards: looks.append(1) and False) if observer else None
-    states, _, stats = driver.run(_states(2, 4), None, budget, 10**6, None,
-                                  progress=lambda d, t: seen.append((d, t)), observe=observe)
+    states, stats = driver.run(_states(2, 4), budget, 10**6, None,
+                               progress=lambda d, t: seen.append((d, t)), observe=observe)
     sims = np.concatenate(jax.device_get([s.tree.simulations for s in states]))
     np.testing.assert_array_equal(sims, budget)
     _monotone_to(seen, int(budget.sum()), reached=True)
@@ -144,19 +144,40 @@ def test_compiled_steps_stop_at_the_deadline_and_at_the_observer():
     budget = np.full(8, 1000)
     t0 = time.perf_counter()
     seen: list[tuple[int, int]] = []
-    states, _, _ = driver.run(_states(2, 4), None, budget, 10**6, None,
-                              deadline=t0 + 0.3, progress=lambda d, t: seen.append((d, t)))
+    states, _ = driver.run(_states(2, 4), budget, 10**6, None,
+                           deadline=t0 + 0.3, progress=lambda d, t: seen.append((d, t)))
     assert time.perf_counter() - t0 < 1.5  # unbounded: 1,000 steps of 10 ms per shard
     sims = np.concatenate(jax.device_get([s.tree.simulations for s in states]))
     assert 0 < sims.max() < 1000
     _monotone_to(seen, 8000, reached=False)
     calls: list[int] = []
-    states, _, _ = driver.run(_states(2, 4), None, budget, 10**6, None,
-                              observe=lambda shards: calls.append(1) or len(calls) >= 3)
+    states, _ = driver.run(_states(2, 4), budget, 10**6, None,
+                           observe=lambda shards: calls.append(1) or len(calls) >= 3)
     assert len(calls) == 3  # the third look stops the run (asked no more after that)
     sims = np.concatenate(jax.device_get([s.tree.simulations for s in states]))
     # the shards run in turn (an observer): the second makes one first call (2 steps)
     assert 0 < sims[:4].max() < 1000 and sims[4:].max() == 2
+
+
+def test_an_interrupted_run_keeps_the_cache_the_last_call_returned():
+    """``run_steps`` donates the cache it is given: after a call fails, the driver (the
+    searcher's ``_cache``) holds the one the call before returned, not a deleted one."""
+    calls = []
+    fake = _fake_run_steps(set(), 0.0)
+
+    def run_steps(state, cache, *args, **kwargs):
+        calls.append(cache)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        state, _, counts = fake(state, None, *args, **kwargs)
+        return state, cache + 1, counts
+
+    driver = CompiledSteps(run_steps, 1)
+    driver.cache = 0  # a stand-in: one shard in turn, as with a real cache
+    with pytest.raises(KeyboardInterrupt):
+        driver.run(_states(2, 4), np.full(8, 100), 10**6, None,
+                   progress=lambda d, t: None)  # 2 steps a call at first
+    assert calls == [0, 1, 2] and driver.cache == 2
 
 
 @pytest.mark.parametrize("field, bad, needle", [

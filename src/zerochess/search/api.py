@@ -88,14 +88,14 @@ class Searcher:
                                 s.num_workers, s.expander)
         self.expander = getattr(self.rules, "expander", None) or Expander(0)
         self.host_expand = step.make_host_expand(self.rules.expand)
+        self.driver = self._driver()
+        self.groups = self.driver.groups
         self._cache = eval_cache.empty_cache(s.cache_size) if s.cache_size else None
         self._cache_params: Any = model.params  # the parameters the cache's entries are of
         self._lock = threading.Lock()
         self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
         self._networks: dict[int, Callable] = {}
         self._step_rows: set[int] = set()  # evaluation batch sizes steps have run (warmup)
-        self.driver = self._driver()
-        self.groups = self.driver.groups
 
     def _driver(self) -> Driver:
         """The driver of every ``run``, from the rules (the one place they choose it)."""
@@ -110,6 +110,15 @@ class Searcher:
             _run_steps, apply_fn=self.model.apply, num_leaves=s.leaves_per_step,
             history_length=s.cache_history_length, expand_fn=self.rules.device_expand),
             s.leaves_per_step)
+
+    @property
+    def _cache(self) -> eval_cache.EvalCache | None:
+        """The evaluation cache, held by the driver (its steps replace it)."""
+        return self.driver.cache
+
+    @_cache.setter
+    def _cache(self, cache: eval_cache.EvalCache | None) -> None:
+        self.driver.cache = cache
 
     # --- programs ------------------------------------------------------------------------
 
@@ -182,8 +191,7 @@ class Searcher:
 
     def _shard_bounds(self, batch: int) -> list[tuple[int, int]]:
         """Equal shards of >= 8 trees (one compile), else one shard."""
-        shards = self.settings.shards or self.driver.default_shards(
-            self.leaves_per_step, self._cache is not None)
+        shards = self.settings.shards or self.driver.default_shards(self.leaves_per_step)
         while shards > 1 and (batch % shards or batch // shards < 8):
             shards -= 1
         size = batch // shards
@@ -461,9 +469,8 @@ class Searcher:
         budget = sims + counts
         with self._lock:
             net_params = self._net_params(params)
-            states, self._cache, stats = self.driver.run(
-                list(batch.shards), self._cache, budget, self.max_nodes, net_params, deadline,
-                progress, observe)
+            states, stats = self.driver.run(list(batch.shards), budget, self.max_nodes,
+                                            net_params, deadline, progress, observe)
             # Wait here: a caller reading results, or the interpreter exiting, must not find
             # the device still writing these trees.
             states = jax.block_until_ready(states)

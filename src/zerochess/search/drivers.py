@@ -74,27 +74,28 @@ class Run:
 
 class Driver:
     """Advances a batch's shards to their simulation limits. ``Searcher`` picks one at
-    construction (``HostPipeline`` or ``CompiledSteps``) and calls ``run``."""
+    construction (``HostPipeline`` or ``CompiledSteps``) and calls ``run``. ``cache``: the
+    searcher's evaluation cache (or None), replaced as each program returns a new one."""
 
     groups: int = 1  # groups of leaves in flight per shard
     threads: bool = True  # each shard may run on its own host thread (without a cache)
+    cache: EvalCache | None = None
 
-    def default_shards(self, leaves_per_step: int, cached: bool) -> int:
+    def default_shards(self, leaves_per_step: int) -> int:
         raise NotImplementedError
 
-    def advance(self, states: list[SearchState], cache: EvalCache | None,
-                limits: Sequence[jax.Array], net_params: Any, run: Run
-                ) -> tuple[list[SearchState], EvalCache | None]:
+    def advance(self, states: list[SearchState], limits: Sequence[jax.Array], net_params: Any,
+                run: Run) -> list[SearchState]:
         """Simulate ``states`` until their trees reach ``limits`` (int32 [B] each) or are
         stopped, or until ``run.late`` (then the work in flight is finished); count into
         ``run.stats`` and report each shard's simulations left through ``run.left``."""
         raise NotImplementedError
 
-    def run(self, states: list[SearchState], cache: EvalCache | None, budget: np.ndarray,
-            max_nodes: int, net_params: Any, deadline: float | None = None,
+    def run(self, states: list[SearchState], budget: np.ndarray, max_nodes: int,
+            net_params: Any, deadline: float | None = None,
             progress: Callable[[int, int], None] | None = None,
             observe: Callable[[list[SearchState]], bool] | None = None
-            ) -> tuple[list[SearchState], EvalCache | None, PipelineStats]:
+            ) -> tuple[list[SearchState], PipelineStats]:
         """Run the trees up to ``budget`` [B] simulations with the network ``net_params``.
 
         A full tree stops: once a tree has dropped a simulation (no room for a node or its
@@ -120,7 +121,7 @@ class Driver:
             if before is None:
                 total = int((budget - sims).sum())  # the simulations this run asks for
             elif np.array_equal(sims, before):
-                return states, cache, stats  # nothing moved (every tree stopped): done
+                return states, stats  # nothing moved (every tree stopped): done
             before = sims
             remaining = np.where(stopped, 0, budget - sims)
             stop = (dropped > 0) & (remaining > 0)
@@ -134,23 +135,23 @@ class Driver:
                 remaining = np.where(stop, 0, remaining)
             late = (deadline is not None and time.perf_counter() > deadline) or observed[0]
             if not remaining.any() or late:
-                return states, cache, stats
+                return states, stats
             chunk = np.minimum(remaining, np.maximum(max_nodes - nodes, 1))
             limits = [(sims + chunk)[k * size:(k + 1) * size].astype(np.int32)
                       for k in range(len(states))]
             other = int(remaining.sum() - chunk.sum())
             report = None if progress is None else (
                 lambda left, other=other, total=total: progress(total - left - other, total))
-            states, cache = self._shards(
-                states, cache, limits, net_params, stats, deadline, report,
+            states = self._shards(
+                states, limits, net_params, stats, deadline, report,
                 None if observe is None else watch,
                 [int(c) for c in chunk.reshape(len(states), size).sum(axis=1)])
 
-    def _shards(self, states: list[SearchState], cache: EvalCache | None,
-                limits: list[np.ndarray], net_params: Any, stats: PipelineStats,
-                deadline: float | None, progress: Callable[[int], None] | None,
+    def _shards(self, states: list[SearchState], limits: list[np.ndarray], net_params: Any,
+                stats: PipelineStats, deadline: float | None,
+                progress: Callable[[int], None] | None,
                 observe: Callable[[list[SearchState]], bool] | None, left: list[int]
-                ) -> tuple[list[SearchState], EvalCache | None]:
+                ) -> list[SearchState]:
         """``advance`` on every shard: from one thread per shard when the driver allows it
         and nothing is shared between the shards (no cache, no observer: a shard's steps
         then do not depend on another's, and the trees are those of the shards run one
@@ -165,8 +166,8 @@ class Driver:
                     progress(sum(left))
             return None if progress is None else report
 
-        if not self.threads or len(states) < 2 or cache is not None or observe is not None:
-            return self.advance(states, cache, limits, net_params,
+        if not self.threads or len(states) < 2 or self.cache is not None or observe is not None:
+            return self.advance(states, limits, net_params,
                                 Run(stats, deadline, observe, reporter(0)))
         # jax's CPU backend runs one host thread's programs one at a time, mostly on one
         # core: a thread per shard runs the shards' searches side by side
@@ -174,8 +175,8 @@ class Driver:
 
         def shard(k: int) -> SearchState:
             own = PipelineStats()
-            (state,), _ = self.advance([states[k]], None, [limits[k]], net_params,
-                                       Run(own, deadline, None, reporter(k), cancelled, False))
+            (state,) = self.advance([states[k]], [limits[k]], net_params,
+                                    Run(own, deadline, None, reporter(k), cancelled, False))
             with lock:
                 stats.add(own)
             return state
@@ -183,7 +184,7 @@ class Driver:
         with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
             futures = [pool.submit(shard, k) for k in range(len(states))]
             try:
-                return [f.result() for f in futures], None
+                return [f.result() for f in futures]
             except BaseException:
                 # e.g. KeyboardInterrupt in this thread: the shards finish the work in
                 # flight and start no more, so the pool's exit does not wait for the search
@@ -206,14 +207,13 @@ class CompiledSteps(Driver):
     def __init__(self, run_steps: Callable, leaves_per_step: int):
         self.run_steps, self.leaves_per_step = run_steps, leaves_per_step
 
-    def default_shards(self, leaves_per_step: int, cached: bool) -> int:
+    def default_shards(self, leaves_per_step: int) -> int:
         # on a CPU, two shards search on two threads; not with the evaluation cache, which
         # every tree shares
-        return 2 if jax.default_backend() == "cpu" and not cached else 1
+        return 2 if jax.default_backend() == "cpu" and self.cache is None else 1
 
-    def advance(self, states: list[SearchState], cache: EvalCache | None,
-                limits: Sequence[jax.Array], net_params: Any, run: Run
-                ) -> tuple[list[SearchState], EvalCache | None]:
+    def advance(self, states: list[SearchState], limits: Sequence[jax.Array], net_params: Any,
+                run: Run) -> list[SearchState]:
         rows = states[0].tree.batch_size * self.leaves_per_step
         buckets = network_buckets(rows)
         stats = run.stats
@@ -225,8 +225,9 @@ class CompiledSteps(Driver):
                 t0 = time.perf_counter()
                 host = t0 - t_host  # the host's work since the last call returned
                 budget = np.int32(steps if steps is not None else np.iinfo(np.int32).max)
-                states[k], cache, counts = self.run_steps(states[k], cache, limit, budget,
-                                                          net_params, buckets=buckets)
+                # the cache is donated: the searcher's reference is renewed at once
+                states[k], self.cache, counts = self.run_steps(
+                    states[k], self.cache, limit, budget, net_params, buckets=buckets)
                 counts = jax.device_get(counts)
                 t_host = time.perf_counter()
                 spent = t_host - t0
@@ -247,7 +248,7 @@ class CompiledSteps(Driver):
                 target = STEP_CALL_S if run.deadline is None else max(
                     min(STEP_CALL_S, (run.deadline - time.perf_counter()) / 4), per_step)
                 steps = max(1, int(target / max(per_step, 1e-6)))
-        return states, cache
+        return states
 
 
 # --- the host pipeline (host rules) --------------------------------------------------------
@@ -298,114 +299,110 @@ class HostPipeline(Driver):
                  threads: bool):
         self.programs, self.groups, self.threads = programs, groups, threads
 
-    def default_shards(self, leaves_per_step: int, cached: bool) -> int:
+    def default_shards(self, leaves_per_step: int) -> int:
         # B >= 16 and L = 1: one shard's network runs while the other is expanded
         return 2 if leaves_per_step == 1 else 1
 
-    def advance(self, states: list[SearchState], cache: EvalCache | None,
-                limits: Sequence[jax.Array], net_params: Any, run: Run
-                ) -> tuple[list[SearchState], EvalCache | None]:
+    def advance(self, states: list[SearchState], limits: Sequence[jax.Array], net_params: Any,
+                run: Run) -> list[SearchState]:
         programs = self.programs(states[0].tree.batch_size, net_params)
         if self.threads and run.alone and len(states) * self.groups > 1:
             with concurrent.futures.ThreadPoolExecutor(len(states) * self.groups) as networks:
-                return _run_lanes(programs, states, cache, limits, self.groups, run, networks)
-        return _run_lanes(programs, states, cache, limits, self.groups, run)
+                return self._lanes(programs, states, limits, run, networks)
+        return self._lanes(programs, states, limits, run)
 
+    def _lanes(self, programs: Programs, states: list[SearchState],
+               limits: Sequence[jax.Array], run: Run,
+               networks: concurrent.futures.Executor | None = None) -> list[SearchState]:
+        """The host pipeline from one host thread: every shard's lanes in turn.
 
-def _run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | None,
-               limits: Sequence[jax.Array], groups: int, run: Run,
-               networks: concurrent.futures.Executor | None = None
-               ) -> tuple[list[SearchState], EvalCache | None]:
-    """The host pipeline from one host thread: every shard's lanes in turn.
+        ``groups`` lanes per shard are kept in flight. A lane cycles: its leaves are fetched
+        and expanded on the host; its ``prepare`` is dispatched; then the ``finish_select``
+        of the lane evaluated before it (back up, then gather that lane's next group); then
+        this lane's ``network``. So the other lane's next leaves are gathered ahead of this
+        network in the device's queue and can be expanded on the host while it runs. With
+        one lane every step is gather, expand, evaluate (one program), back up and gather
+        again (one program). ``networks``: an executor the networks are submitted to (their
+        outputs are awaited at the lane's backup).
 
-    ``groups`` lanes per shard are kept in flight. A lane cycles: its leaves are fetched
-    and expanded on the host; its ``prepare`` is dispatched; then the ``finish_select``
-    of the lane evaluated before it (back up, then gather that lane's next group); then
-    this lane's ``network``. So the other lane's next leaves are gathered ahead of this
-    network in the device's queue and can be expanded on the host while it runs. With
-    one lane every step is gather, expand, evaluate (one program), back up and gather
-    again (one program). ``networks``: an executor the networks are submitted to (their
-    outputs are awaited at the lane's backup).
+        The network of a step runs on the smallest compiled batch that holds the new,
+        ongoing leaves the host expanded (cache hits and repetition draws among them, known
+        only on the device, are padding). ``run.late`` is asked before each group is expanded,
+        with the shards' latest states (every group dispatched so far backed up in them).
+        """
+        stats = run.stats
+        lanes = [_Lane(shard=s) for _ in range(self.groups) for s in range(len(states))]
+        states = list(states)
 
-    The network of a step runs on the smallest compiled batch that holds the new,
-    ongoing leaves the host expanded (cache hits and repetition draws among them, known
-    only on the device, are padding). ``run.late`` is asked before each group is expanded,
-    with the shards' latest states (every group dispatched so far backed up in them).
-    """
-    stats = run.stats
-    lanes = [_Lane(shard=s) for _ in range(groups) for s in range(len(states))]
-    states = list(states)
+        def select(lane: _Lane) -> None:
+            state, leaves, request, left = programs.select(states[lane.shard], limits[lane.shard])
+            states[lane.shard] = state
+            lane.leaves, lane.request, lane.left, lane.stage = leaves, request, left, "selected"
 
-    def select(lane: _Lane) -> None:
-        state, leaves, request, left = programs.select(states[lane.shard], limits[lane.shard])
-        states[lane.shard] = state
-        lane.leaves, lane.request, lane.left, lane.stage = leaves, request, left, "selected"
+        def expand(lane: _Lane) -> tuple[Any, int]:
+            """Fetch and expand the lane's leaves; returns the expansion and the network rows."""
+            t0 = time.perf_counter()
+            request, left = jax.device_get((lane.request, lane.left))
+            t1 = time.perf_counter()
+            lane.exhausted = lane.exhausted or not np.any(left > 0) or run.late(states)
+            run.left(lane.shard, int(np.sum(left)))
+            expansion = programs.host_expand(request)
+            stats.wait_s += t1 - t0
+            stats.host_s += time.perf_counter() - t1
+            bound = int(np.sum(np.asarray(request.mask) & (expansion.status == 0)))
+            rows = programs.bucket(bound)
+            stats.steps += 1
+            stats.rows_used += bound
+            stats.rows_available += rows
+            stats.rows_capacity += programs.rows
+            lane.request = lane.left = None
+            return expansion, rows
 
-    def expand(lane: _Lane) -> tuple[Any, int]:
-        """Fetch and expand the lane's leaves; returns the expansion and the network rows."""
-        t0 = time.perf_counter()
-        request, left = jax.device_get((lane.request, lane.left))
-        t1 = time.perf_counter()
-        lane.exhausted = lane.exhausted or not np.any(left > 0) or run.late(states)
-        run.left(lane.shard, int(np.sum(left)))
-        expansion = programs.host_expand(request)
-        stats.wait_s += t1 - t0
-        stats.host_s += time.perf_counter() - t1
-        bound = int(np.sum(np.asarray(request.mask) & (expansion.status == 0)))
-        rows = programs.bucket(bound)
-        stats.steps += 1
-        stats.rows_used += bound
-        stats.rows_available += rows
-        stats.rows_capacity += programs.rows
-        lane.request = lane.left = None
-        return expansion, rows
+        def finish(lane: _Lane) -> None:
+            s = lane.shard
+            if isinstance(lane.outputs, concurrent.futures.Future):
+                lane.outputs = lane.outputs.result()
+            if lane.exhausted:
+                states[s], self.cache = programs.finish(states[s], self.cache, lane.leaves,
+                                                        lane.prepared, lane.outputs)
+                lane.leaves = None
+                lane.stage = "idle"
+            else:
+                (states[s], self.cache, lane.leaves, lane.request,
+                 lane.left) = programs.finish_select(states[s], self.cache, lane.leaves,
+                                                     lane.prepared, lane.outputs, limits[s])
+                lane.stage = "selected"
+            lane.prepared = lane.outputs = None
 
-    def finish(lane: _Lane) -> None:
-        nonlocal cache
-        s = lane.shard
-        if isinstance(lane.outputs, concurrent.futures.Future):
-            lane.outputs = lane.outputs.result()
-        if lane.exhausted:
-            states[s], cache = programs.finish(states[s], cache, lane.leaves, lane.prepared,
-                                               lane.outputs)
-            lane.leaves = None
-            lane.stage = "idle"
-        else:
-            (states[s], cache, lane.leaves, lane.request,
-             lane.left) = programs.finish_select(states[s], cache, lane.leaves, lane.prepared,
-                                                 lane.outputs, limits[s])
-            lane.stage = "selected"
-        lane.prepared = lane.outputs = None
-
-    for lane in lanes:
-        if run.late(states):
-            break
-        select(lane)
-    count = len(lanes)
-    i = 0
-    while any(lane.stage != "idle" for lane in lanes):
-        cur = lanes[i % count]
-        i += 1
-        if count == 1:
+        for lane in lanes:
+            if run.late(states):
+                break
+            select(lane)
+        count = len(lanes)
+        i = 0
+        while any(lane.stage != "idle" for lane in lanes):
+            cur = lanes[i % count]
+            i += 1
+            if count == 1:
+                if cur.stage == "selected":
+                    expansion, rows = expand(cur)
+                    cur.prepared, cur.outputs = programs.evaluate(states[cur.shard], self.cache,
+                                                                  cur.leaves, expansion, rows)
+                finish(cur)
+                continue
+            nxt = lanes[i % count]
+            net = None
             if cur.stage == "selected":
                 expansion, rows = expand(cur)
-                cur.prepared, cur.outputs = programs.evaluate(states[cur.shard], cache,
-                                                              cur.leaves, expansion, rows)
-            finish(cur)
-            continue
-        nxt = lanes[i % count]
-        net = None
-        if cur.stage == "selected":
-            expansion, rows = expand(cur)
-            cur.prepared, net = programs.prepare(states[cur.shard], cache, cur.leaves,
-                                                 expansion)
-        if nxt.stage == "evaluating":
-            finish(nxt)
-        if net is not None:
-            cur.outputs = (programs.network(net, rows) if networks is None
-                           else networks.submit(programs.network, net, rows))
-            cur.stage = "evaluating"
-    return states, cache
+                cur.prepared, net = programs.prepare(states[cur.shard], self.cache, cur.leaves,
+                                                     expansion)
+            if nxt.stage == "evaluating":
+                finish(nxt)
+            if net is not None:
+                cur.outputs = (programs.network(net, rows) if networks is None
+                               else networks.submit(programs.network, net, rows))
+                cur.stage = "evaluating"
+        return states
 
 
 __all__ = ["STEP_CALL_S", "CompiledSteps", "Driver", "HostPipeline", "PipelineStats",
