@@ -5,6 +5,8 @@ errors that quote them."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import threading
 import time
 
@@ -213,6 +215,10 @@ def test_settings_are_plain_frozen_and_overridden_by_keywords():
     assert searcher.settings == SearcherSettings(max_nodes=NODES, shards=1, cache_size=64,
                                                  compilation_cache=False)
     assert searcher.max_nodes == NODES and searcher.cache_size == 64
+    shown = inspect.signature(Searcher).parameters  # help() and the UCI options read it
+    assert list(shown)[:2] == ["model", "settings"]
+    assert {f.name for f in dataclasses.fields(SearcherSettings)} <= set(shown)
+    assert shown["max_nodes"].default == 1024
     with pytest.raises(TypeError, match="max_node"):
         Searcher(TOY_MODEL, max_node=10)
     with pytest.raises(ConfigError, match="settings must be a SearcherSettings, got 64"):

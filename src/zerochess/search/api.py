@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -560,6 +561,18 @@ class Searcher:
         """init + run + results in one call."""
         batch = self.init(boards, configs, seed, params)
         return self.results(self.run(batch, num_simulations, time_limit_s, params=params))
+
+
+def _init_signature() -> inspect.Signature:
+    """``Searcher.__init__``'s signature with ``SearcherSettings``' fields as keywords, for
+    ``help`` and for callers that read which arguments it takes (the UCI options)."""
+    own = list(inspect.signature(Searcher.__init__).parameters.values())[:3]
+    return inspect.Signature(own + [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=f.type) for f in dataclasses.fields(SearcherSettings)])
+
+
+Searcher.__init__.__signature__ = _init_signature()  # type: ignore[attr-defined]
 
 
 def _bucket(rows: int, count: int) -> int:
