@@ -61,10 +61,15 @@ class SearcherSettings:
       expander: host move generation; default ``Expander()`` (worker processes when
         the machine has more than one core, used for large steps only).
       num_workers: the default expander's worker processes (``check_workers``).
-      shards: split a batch into this many equal shards, each its own state (1..64;
-        default: the driver's, ``search.drivers``). Results do not depend on it.
+      shards: split a batch into this many equal shards (1..64), each its own state:
+        one's network runs while the other is expanded on the host, and on a CPU without
+        an evaluation cache each shard has its own host thread. Default (the driver's,
+        ``search.drivers``): 2 on host rules when L = 1 and on device rules on a CPU
+        without a cache, if the shards hold >= 8 trees each; else 1. Results do not
+        depend on it.
       groups: groups of leaves in flight per shard on host rules (1 or 2; default 2 when
-        L > 1): with 2, one group is expanded on the host while the other is evaluated.
+        L > 1): with 2, one group is expanded on the host while the other is evaluated
+        (each tree has up to 2 L leaves in flight); 1 keeps a tree's steps in turn.
       compilation_cache: a directory for jax's persistent compilation cache, False to
         leave jax's setting alone, or None (default): ``zerochess.compile_cache``'s
         default directory unless one is already configured.
