@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
         SearchBatch,
         SearchConfig,
         Searcher,
+        SearcherSettings,
         SearchResult,
         TemperatureSchedule,
         bytes_per_node,
@@ -42,6 +43,7 @@ _EXPORTS = {
     # compile once per machine (jax's persistent compilation cache)
     "enable_compile_cache": "zerochess.compile_cache",
     "Searcher": "zerochess.search",
+    "SearcherSettings": "zerochess.search",
     "SearchConfig": "zerochess.search",
     "SearchBatch": "zerochess.search",
     "SearchResult": "zerochess.search",
@@ -104,7 +106,8 @@ PUBLIC_MODULES: tuple[str, ...] = (
 # a literal list (type checkers read it to know what is re-exported); equal to _EXPORTS' keys
 __all__ = ["ConfigError", "InputFileError", "Model", "ModelError", "ModelFileError",
            "ModelOutput", "MoveFilter", "NoLegalMovesError", "PositionError", "SearchBatch",
-           "SearchConfig", "SearchResult", "Searcher", "TemperatureSchedule", "UserError",
+           "SearchConfig", "SearchResult", "Searcher", "SearcherSettings", "TemperatureSchedule",
+           "UserError",
            "analyse", "bytes_per_node", "enable_compile_cache", "load_model", "parse_fen",
            "parse_position", "read_epd", "search_config"]
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # the same names as ``_EXPORTS``, for type checkers and IDEs
     from zerochess.search.move_filter import MoveFilter
     from zerochess.search.params import SearchParams, stack_configs
     from zerochess.search.results import SearchResult
+    from zerochess.search.settings import SearcherSettings
     from zerochess.search.tree import Tree, bytes_per_node
 
 # name -> the module it is imported from on first use
@@ -23,6 +24,7 @@ _EXPORTS = {
     "SearchParams": "zerochess.search.params",
     "SearchResult": "zerochess.search.results",
     "Searcher": "zerochess.search.api",
+    "SearcherSettings": "zerochess.search.settings",
     "TemperatureSchedule": "zerochess.search.move_choice",
     "Tree": "zerochess.search.tree",
     "bytes_per_node": "zerochess.search.tree",
@@ -38,6 +40,7 @@ __all__ = [
     "SearchParams",
     "SearchResult",
     "Searcher",
+    "SearcherSettings",
     "TemperatureSchedule",
     "Tree",
     "bytes_per_node",

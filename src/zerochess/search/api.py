@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import concurrent.futures
+import dataclasses
 import functools
-import os
+import inspect
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +18,6 @@ import numpy as np
 from zerochess import compile_cache, program_store
 from zerochess.chess.backend import (
     NoLegalMovesError,
-    Rules,
     make_rules,
     root_mate_slot,
 )
@@ -32,15 +31,14 @@ from zerochess.search import cache as eval_cache
 from zerochess.search import compiled, loop, reroot, step, view
 from zerochess.search.batch import SearchBatch
 from zerochess.search.config import SearchConfig
-from zerochess.search.loop import PipelineStats, Programs, RootInputs, SearchState
+from zerochess.search.drivers import CompiledSteps, Driver, HostPipeline, PipelineStats, Programs
+from zerochess.search.loop import RootInputs, SearchState
 from zerochess.search.memory import (
-    MAX_EDGES_PER_NODE,
     MAX_LEAVES,
     MAX_NODES,
     check_tree_memory,
     default_node_bytes,
     memory_bytes,
-    size_text,
 )
 from zerochess.search.move_filter import (
     MoveFilter,
@@ -52,17 +50,10 @@ from zerochess.search.move_filter import (
 from zerochess.search.params import SearchParams, filter_params, stack_configs
 from zerochess.search.programs import StateProgram
 from zerochess.search.results import SearchResult, results_from_view
+from zerochess.search.settings import SearcherSettings, check_workers, default_rules
 from zerochess.search.tree import DEFAULT_EDGES_PER_NODE, K
 from zerochess.search.tree_keys import batch_keys, tree_key, tree_keys
 from zerochess.validation import MAX_INT32, as_count, as_real
-
-STEP_CALL_S = 0.05  # device time per compiled call when the host must look in (clock, progress)
-
-
-def default_rules() -> str:
-    """The rules backend ``Searcher`` uses when none is named: the device rules on an
-    accelerator (the host's python-chess would leave it idle), else the host's."""
-    return "device" if jax.default_backend() != "cpu" else "host"
 
 
 class Searcher:
@@ -70,98 +61,65 @@ class Searcher:
 
     Args:
       model: the network (``zerochess.neural.load_model``).
-      max_nodes: nodes per tree, N (a compile-time shape). A search needs
-        simulations + 1 nodes; past that it stops expanding and reports
-        ``dropped_simulations``.
-      leaves_per_step: L, leaves gathered per tree per step (lc0's minibatch; a
-        compile-time shape; ``SearchConfig.minibatch_size`` lowers it per tree). 1 is
-        the exact one-leaf-at-a-time search; more fill the network batch from a few
-        positions (one position with L = 64-256 keeps an accelerator busy).
-      cache_size: entries of the evaluation cache (lc0's NNCache), shared by every search
-        of this Searcher; 0 = none. ``clear_cache()`` empties it.
-      cache_history_length: what the cache key covers (lc0's CacheHistoryLength, 0..7):
-        7, the default, is the whole network input (results equal to no cache); 0 is
-        lc0's default (the position alone).
-      edges_per_node: edge pool entries provisioned per node (the pool holds the
-        legal moves of expanded nodes; a tree whose pool fills stops expanding and
-        reports it, ``SearchResult.out_of_edges``).
-      rules: the rules backend: ``"host"`` (python-chess; the default on a CPU),
-        ``"device"`` (``zerochess.chess.device``: each ``run`` is one compiled program
-        between host checks of the clock; the default on an accelerator) or a
-        ``zerochess.chess.backend.Rules``. Both give identical trees.
-      expander: host move generation; default ``Expander()`` (worker processes when
-        the machine has more than one core, used for large steps only).
-      shards: split a batch into this many equal shards, each its own state, whose
-        steps are pipelined (one's network runs while the other is expanded on the
-        host; on a CPU without an evaluation cache, each shard has its own host thread
-        and two networks run on two cores). Default: 2 when L = 1 and the
-        batch splits into shards of >= 8 trees, else 1. Results do not depend on it.
-      groups: groups of leaves in flight per shard (1 or 2): with 2 (the default when
-        L > 1), one group is expanded on the host while the other is evaluated, and
-        each tree has up to 2 L leaves in flight. 1 keeps a tree's steps strictly in
-        turn (gather, expand, evaluate, back up).
-      compilation_cache: a directory for jax's persistent compilation cache, False to
-        leave jax's setting alone, or None (default): ``zerochess.compile_cache``'s
-        default directory unless one is already configured.
+      settings: the shapes and machinery (``SearcherSettings``; default: its defaults);
+        keyword ``fields`` of ``SearcherSettings`` build or override it, e.g.
+        ``Searcher(model, max_nodes=801, leaves_per_step=4)``.
+
+    The rules pick the driver once (``search.drivers``): ``HostPipeline`` on host rules,
+    ``CompiledSteps`` on device rules; ``driver.groups`` is ``groups`` resolved.
     """
 
-    def __init__(self, model: Model, max_nodes: int = 1024, leaves_per_step: int = 1,
-                 cache_size: int = 0, cache_history_length: int = eval_cache.FULL_HISTORY,
-                 edges_per_node: int = DEFAULT_EDGES_PER_NODE, expander: Expander | None = None,
-                 num_workers: int | None = None, shards: int | None = None,
-                 groups: int | None = None, compilation_cache: str | bool | None = None,
-                 rules: str | Rules | None = None):
+    def __init__(self, model: Model, settings: SearcherSettings | None = None, **fields: Any):
         if not isinstance(model, Model):
             raise ConfigError(f"model must be a zerochess Model (zerochess.load_model), "
                               f"got {quote(model)}")
-        max_nodes = as_count(max_nodes, "max_nodes", 2, MAX_NODES)
-        leaves_per_step = as_count(leaves_per_step, "leaves_per_step", 1, MAX_LEAVES)
-        cache_size = as_count(cache_size, "cache_size", 0, MAX_INT32)
-        cache_history_length = as_count(cache_history_length, "cache_history_length", 0,
-                                        eval_cache.FULL_HISTORY)
-        edges_per_node = as_count(edges_per_node, "edges_per_node", 1, MAX_EDGES_PER_NODE)
-        if cache_size:
-            need, (have, where) = cache_size * eval_cache.ENTRY_BYTES, memory_bytes()
-            if need > have // 2:
-                raise ConfigError(
-                    f"cache_size {cache_size:,} needs {size_text(need)} "
-                    f"({eval_cache.ENTRY_BYTES} bytes per entry), more than half of {where} "
-                    f"({size_text(have)}); at most about {have // 2 // eval_cache.ENTRY_BYTES:,} "
-                    "entries fit here")
-        if num_workers is not None:
-            num_workers = check_workers(num_workers)
-        if shards is not None:
-            shards = as_count(shards, "shards", 1, 64)
-        if groups is not None:
-            groups = as_count(groups, "groups", 1, 2)
-        if compilation_cache is not False:
-            if compilation_cache is not None and not isinstance(compilation_cache, str):
-                raise ConfigError("compilation_cache must be a directory, False or None, got "
-                                  f"{quote(compilation_cache)}")
-            compile_cache.enable(compilation_cache if isinstance(compilation_cache, str)
-                                 else None)
+        if settings is not None and not isinstance(settings, SearcherSettings):
+            raise ConfigError(f"settings must be a SearcherSettings, got {quote(settings)}")
+        unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(SearcherSettings)})
+        if unknown:
+            raise TypeError(f"Searcher got unknown settings {unknown}; see SearcherSettings")
+        s = self.settings = dataclasses.replace(settings or SearcherSettings(), **fields)
+        if s.compilation_cache is not False:
+            compile_cache.enable(s.compilation_cache)
         self.model = model
-        self.max_nodes = int(max_nodes)
-        self.leaves_per_step = int(leaves_per_step)
-        self.cache_size = int(cache_size)
-        self.cache_history_length = int(cache_history_length)
-        self.edges_per_node = int(edges_per_node)
-        self.rules = make_rules(default_rules() if rules is None else rules, num_workers,
-                                expander)
-        if self.rules.on_device and groups == 2:
-            raise ConfigError("groups=2 overlaps host work with the network; with device "
-                              "rules there is none: use groups=1 (the default there)")
-        self.shards = shards
-        self.groups = groups if groups is not None else (
-            2 if leaves_per_step > 1 and not self.rules.on_device else 1)
+        self.max_nodes, self.leaves_per_step = s.max_nodes, s.leaves_per_step
+        self.cache_size, self.cache_history_length = s.cache_size, s.cache_history_length
+        self.edges_per_node = s.edges_per_node
+        self.rules = make_rules(default_rules() if s.rules is None else s.rules,
+                                s.num_workers, s.expander)
         self.expander = getattr(self.rules, "expander", None) or Expander(0)
         self.host_expand = step.make_host_expand(self.rules.expand)
-        self._cache = eval_cache.empty_cache(cache_size) if cache_size else None
+        self.driver = self._driver()
+        self.groups = self.driver.groups
+        self._cache = eval_cache.empty_cache(s.cache_size) if s.cache_size else None
         self._cache_params: Any = model.params  # the parameters the cache's entries are of
         self._lock = threading.Lock()
         self.last_run = PipelineStats()  # what the last ``run`` did (rows used, host time)
         self._networks: dict[int, Callable] = {}
         self._step_rows: set[int] = set()  # evaluation batch sizes steps have run (warmup)
+
+    def _driver(self) -> Driver:
+        """The driver of every ``run``, from the rules (the one place they choose it)."""
+        s = self.settings
+        if not self.rules.on_device:
+            return HostPipeline(self._programs, s.groups or (2 if s.leaves_per_step > 1 else 1),
+                                threads=jax.default_backend() == "cpu")
+        if s.groups == 2:
+            raise ConfigError("groups=2 overlaps host work with the network; with device "
+                              "rules there is none: use groups=1 (the default there)")
+        return CompiledSteps(functools.partial(
+            _run_steps, apply_fn=self.model.apply, num_leaves=s.leaves_per_step,
+            history_length=s.cache_history_length, expand_fn=self.rules.device_expand),
+            s.leaves_per_step)
+
+    @property
+    def _cache(self) -> eval_cache.EvalCache | None:
+        """The evaluation cache, held by the driver (its steps replace it)."""
+        return self.driver.cache
+
+    @_cache.setter
+    def _cache(self, cache: eval_cache.EvalCache | None) -> None:
+        self.driver.cache = cache
 
     # --- programs ------------------------------------------------------------------------
 
@@ -234,14 +192,7 @@ class Searcher:
 
     def _shard_bounds(self, batch: int) -> list[tuple[int, int]]:
         """Equal shards of >= 8 trees (one compile), else one shard."""
-        shards = self.shards
-        if shards is None:
-            if self.rules.on_device:
-                # on a CPU, two shards search on two threads (``_run_compiled``); not with
-                # the evaluation cache, which every tree shares
-                shards = 2 if jax.default_backend() == "cpu" and self._cache is None else 1
-            else:
-                shards = 2 if self.leaves_per_step == 1 else 1
+        shards = self.settings.shards or self.driver.default_shards(self.leaves_per_step)
         while shards > 1 and (batch % shards or batch // shards < 8):
             shards -= 1
         size = batch // shards
@@ -509,7 +460,6 @@ class Searcher:
             raise ConfigError(f"progress must be callable, got {quote(progress)}")
         start = time.perf_counter()
         deadline = None if time_limit_s is None else start + time_limit_s
-        size = len(batch) // len(batch.shards)
         sims = np.concatenate(jax.device_get([s.tree.simulations for s in batch.shards]))
         over = sims + counts > MAX_INT32
         if over.any():
@@ -518,145 +468,17 @@ class Searcher:
                 f"num_simulations: tree {i} has run {int(sims[i]):,} simulations; "
                 f"{int(counts[i]):,} more would pass the limit of {MAX_INT32:,} per tree")
         budget = sims + counts
-        stats = PipelineStats()
-        total = int(counts.sum())
-        states = list(batch.shards)
         with self._lock:
             net_params = self._net_params(params)
-            states = self._run_chunks(states, size, budget, deadline, stats, total, progress,
-                                      net_params, observe)
+            states, stats = self.driver.run(list(batch.shards), budget, self.max_nodes,
+                                            net_params, deadline, progress, observe)
+            # Wait here: a caller reading results, or the interpreter exiting, must not find
+            # the device still writing these trees.
+            states = jax.block_until_ready(states)
         self.last_run = stats
         spent = batch.search_time_s + np.where(counts > 0, time.perf_counter() - start, 0.0)
         return SearchBatch(batch.boards, tuple(states), budget=budget, search_time_s=spent,
                            move_filters=batch.move_filters)
-
-    def _run_chunks(self, states: list[SearchState], size: int, budget: np.ndarray,
-                    deadline: float | None, stats: PipelineStats, total: int,
-                    progress: Callable[[int, int], None] | None,
-                    net_params: Any,
-                    observe: Callable[[list[SearchState]], bool] | None = None
-                    ) -> list[SearchState]:
-        """Run the trees up to ``budget`` [B] simulations with the network ``net_params``.
-
-        A full tree stops: once a tree has dropped a simulation (no room for a node or its
-        edges), every simulation it has left is dropped at once (``dropped_simulations``)
-        instead of costing a search step each (``num_simulations=2**31 - 1`` on a small
-        tree returns in moments). The pipeline runs in chunks of at most the nodes left in
-        each tree, so a tree's simulations do not depend on how they are split into
-        ``run`` calls. A search that fits its tree is one chunk.
-        """
-        before = None
-        observed = [False]
-
-        def watch(shards: list[SearchState]) -> bool:
-            observed[0] = observed[0] or bool(observe(shards))
-            return observed[0]
-
-        while True:
-            sims, dropped, nodes, stopped = (np.concatenate(x) for x in jax.device_get(
-                ([s.tree.simulations for s in states], [s.tree.dropped for s in states],
-                 [s.tree.node_count for s in states], [s.stopped for s in states])))
-            sims, nodes = sims.astype(np.int64), nodes.astype(np.int64)
-            if before is not None and np.array_equal(sims, before):
-                return states  # nothing moved (every tree stopped): done
-            before = sims
-            remaining = np.where(stopped, 0, budget - sims)
-            stop = (dropped > 0) & (remaining > 0)
-            if stop.any():
-                for k in range(len(states)):
-                    add = jax.device_put(np.where(stop, remaining, 0)[k * size:(k + 1) * size]
-                                         .astype(np.int32))
-                    tree = states[k].tree
-                    states[k] = states[k].replace(tree=tree.replace(
-                        dropped=tree.dropped + add, simulations=tree.simulations + add))
-                remaining = np.where(stop, 0, remaining)
-            late = (deadline is not None and time.perf_counter() > deadline) or observed[0]
-            if not remaining.any() or late:
-                return states
-            chunk = np.minimum(remaining, np.maximum(self.max_nodes - nodes, 1))
-            limits = [(sims + chunk)[k * size:(k + 1) * size].astype(np.int32)
-                      for k in range(len(states))]
-            other = int(remaining.sum() - chunk.sum())
-            report = None if progress is None else (
-                lambda left, other=other: progress(total - left - other, total))
-            if self.rules.on_device:
-                states = self._run_compiled(states, size, limits, deadline, stats, report,
-                                            net_params, None if observe is None else watch)
-            else:
-                states, self._cache = loop.run_pipeline(
-                    self._programs(size, net_params), states, self._cache, limits,
-                    self.groups, deadline, stats, report,
-                    threads=jax.default_backend() == "cpu",
-                    observe=None if observe is None else watch)
-            # Wait here: a caller reading results, or the interpreter exiting, must not find
-            # the device still writing these trees.
-            states = jax.block_until_ready(states)
-
-    def _run_compiled(self, states: list[SearchState], size: int, limits: list[np.ndarray],
-                      deadline: float | None, stats: PipelineStats,
-                      progress: Callable[[int], None] | None, net_params: Any,
-                      observe: Callable[[list[SearchState]], bool] | None = None
-                      ) -> list[SearchState]:
-        """The shards' searches as compiled programs (device rules): each call runs many
-        steps; between calls the host checks the clock, reports progress and asks
-        ``observe`` (True: stop). Calls are sized to about ``STEP_CALL_S`` of device time
-        once the step time is known (with a deadline: a smaller share of the time left),
-        so a stop is seen within one call."""
-        rows = size * self.leaves_per_step
-        buckets = loop.network_buckets(rows)
-        left_by_shard = [0] * len(states)
-        lock = threading.Lock()
-
-        def shard(k: int) -> None:
-            limit = jax.device_put(np.asarray(limits[k], np.int32))
-            steps = None if deadline is None and progress is None and observe is None else 2
-            t_host = time.perf_counter()
-            while True:
-                t0 = time.perf_counter()
-                host = t0 - t_host  # the host's work since the last call returned
-                budget = np.int32(steps if steps is not None else np.iinfo(np.int32).max)
-                states[k], self._cache, counts = _run_steps(
-                    states[k], self._cache, limit, budget, net_params,
-                    apply_fn=self.model.apply, num_leaves=self.leaves_per_step,
-                    history_length=self.cache_history_length, buckets=buckets,
-                    expand_fn=self.rules.device_expand)
-                counts = jax.device_get(counts)
-                t_host = time.perf_counter()
-                spent = t_host - t0
-                done = int(counts.steps)
-                finished = done < budget or int(counts.left) == 0
-                with lock:
-                    # wait_s: the compiled calls (as the host waits for them); host_s: the
-                    # host's work between them
-                    stats.wait_s += spent
-                    stats.host_s += host
-                    stats.steps += done
-                    stats.rows_used += int(counts.rows_used)
-                    stats.rows_available += int(counts.rows_available)
-                    stats.rows_capacity += done * rows
-                    left_by_shard[k] = 0 if finished else int(counts.left)
-                    if progress is not None:
-                        progress(sum(left_by_shard))
-                if observe is not None and observe(states):
-                    break
-                if finished or (deadline is not None and time.perf_counter() > deadline):
-                    break
-                per_step = spent / max(done, 1)
-                target = STEP_CALL_S if deadline is None else max(
-                    min(STEP_CALL_S, (deadline - time.perf_counter()) / 4), per_step)
-                steps = max(1, int(target / max(per_step, 1e-6)))
-
-        if len(states) > 1 and self._cache is None and observe is None:
-            # jax's CPU backend runs one host thread's programs one at a time, mostly on
-            # one core: a thread per shard runs the shards' searches side by side. A
-            # shard's steps do not depend on the other's (no shared cache), so the trees
-            # are those of the shards run one after the other.
-            with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
-                list(pool.map(shard, range(len(states))))
-        else:
-            for k in range(len(states)):
-                shard(k)
-        return states
 
     def warmup(self, batch_size: int = 1, tree_reuse: bool = False,
                read_results: bool = True) -> None:
@@ -741,6 +563,18 @@ class Searcher:
         return self.results(self.run(batch, num_simulations, time_limit_s, params=params))
 
 
+def _init_signature() -> inspect.Signature:
+    """``Searcher.__init__``'s signature with ``SearcherSettings``' fields as keywords, for
+    ``help`` and for callers that read which arguments it takes (the UCI options)."""
+    own = list(inspect.signature(Searcher.__init__).parameters.values())[:3]
+    return inspect.Signature(own + [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=f.type) for f in dataclasses.fields(SearcherSettings)])
+
+
+Searcher.__init__.__signature__ = _init_signature()  # type: ignore[attr-defined]
+
+
 def _bucket(rows: int, count: int) -> int:
     return next(b for b in loop.network_buckets(rows) if b >= count)
 
@@ -809,13 +643,8 @@ def simulation_counts(num_simulations: object, batch: int) -> np.ndarray:
     return np.array(counts, np.int64)
 
 
-def check_workers(workers: object) -> int:
-    """Host move-generation processes: an integer in [0, 4 x cores] (0: inline)."""
-    return as_count(workers, "workers", 0, 4 * (os.cpu_count() or 1))
-
-
-# SearchBatch, the memory check and the tree keys live in their own modules (batch, memory,
-# tree_keys); their old import path through this module keeps working
-__all__ = ["MAX_NODES", "MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher", "batch_keys",
-           "check_tree_memory", "check_workers", "memory_bytes", "simulation_counts", "tree_key",
-           "tree_keys"]
+# SearchBatch, the memory check, the tree keys and the settings live in their own modules
+# (batch, memory, tree_keys, settings); their old import path through this module keeps working
+__all__ = ["MAX_LEAVES", "MAX_NODES", "MoveFilter", "NoLegalMovesError", "SearchBatch", "Searcher",
+           "SearcherSettings", "batch_keys", "check_tree_memory", "check_workers", "memory_bytes",
+           "simulation_counts", "tree_key", "tree_keys"]

@@ -1,18 +1,14 @@
-"""The search loop: jitted device programs driven by a Python loop that expands on the host."""
+"""The search step's device programs (roots, gather with the stoppers, evaluate, back up);
+``drivers`` runs them."""
 
 from __future__ import annotations
 
-import concurrent.futures
-import dataclasses
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from zerochess.chess.keys import position_hash
 from zerochess.chess.types import Expansion, PositionArrays, RootHistory
@@ -23,7 +19,6 @@ from zerochess.search.history import root_input_history
 from zerochess.search.params import SearchParams
 from zerochess.search.reroot import root_noise
 from zerochess.search.step import (
-    HostExpand,
     LeafInputs,
     LeafOutputs,
     NetInputs,
@@ -303,28 +298,6 @@ def evaluate(state: SearchState, cache: EvalCache | None, leaves: Leaves, expans
     return prepared, step.network(apply_fn, model_params, net, rows)
 
 
-# --- the host loop -------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Programs:
-    """The compiled programs of one ``Searcher`` and batch shape (see docs/DESIGN.md)."""
-
-    select: Callable  # (state, limit) -> (state, leaves, request, left)
-    evaluate: Callable  # (state, cache, leaves, expansion, rows) -> (prepared, outputs)
-    prepare: Callable  # (state, cache, leaves, expansion) -> (prepared, net_inputs)
-    network: Callable  # (net_inputs, rows) -> outputs
-    finish_select: Callable  # (state, cache, leaves, prepared, outputs, limit)
-    #                          -> (state, cache, leaves, request, left)
-    finish: Callable  # (state, cache, leaves, prepared, outputs) -> (state, cache)
-    host_expand: HostExpand
-    rows: int  # R, the evaluation batch (B x L of a shard)
-    buckets: tuple[int, ...]  # network sizes, ascending; the last is R
-
-    def bucket(self, count: int) -> int:
-        return 0 if count <= 0 else next(b for b in self.buckets if b >= count)
-
-
 def network_buckets(rows: int, factor: int = 4) -> tuple[int, ...]:
     """Evaluation batch sizes compiled for the network: R, R / 4, R / 16, ... >= 1."""
     sizes = {rows}
@@ -333,210 +306,3 @@ def network_buckets(rows: int, factor: int = 4) -> tuple[int, ...]:
         size = max(1, -(-size // factor))
         sizes.add(size)
     return tuple(sorted(sizes))
-
-
-@dataclasses.dataclass
-class PipelineStats:
-    """What one ``run_pipeline`` call did (batch level)."""
-
-    steps: int = 0  # groups evaluated
-    rows_used: int = 0  # rows needing the network as the host saw them (new, ongoing leaves)
-    rows_available: int = 0  # rows of the evaluation batches the network ran on
-    rows_capacity: int = 0  # R per step (the fixed evaluation batch)
-    host_s: float = 0.0  # time spent expanding on the host
-    wait_s: float = 0.0  # time the host waited for the device
-
-
-@dataclasses.dataclass
-class _Lane:
-    shard: int
-    stage: str = "idle"  # idle -> selected -> evaluating -> selected ... -> idle
-    exhausted: bool = False
-    leaves: Leaves | None = None
-    request: Any = None
-    left: Any = None
-    prepared: Prepared | None = None
-    outputs: LeafOutputs | concurrent.futures.Future | None = None
-
-
-def run_pipeline(programs: Programs, states: list[SearchState], cache: EvalCache | None,
-                 limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
-                 stats: PipelineStats | None = None,
-                 progress: Callable[[int], None] | None = None,
-                 threads: bool = False,
-                 observe: Callable[[list[SearchState]], bool] | None = None
-                 ) -> tuple[list[SearchState], EvalCache | None]:
-    """Simulate every shard until its trees reach ``limits`` (or are stopped), or until the
-    host clock passes ``deadline`` (``time.perf_counter()``; then the groups in flight are
-    finished and no new ones started).
-
-    ``threads`` (for jax's CPU backend, which runs the programs dispatched by one host
-    thread one after another: two networks dispatched back to back take twice as long
-    as one, those of two threads run on two cores at once):
-
-    - several shards and no cache: each shard is driven from its own host thread
-      (``run_lanes`` per shard). Not with a cache: the shards would share it, and the
-      order of its writes (hence results under a partial cache key) would depend on
-      thread timing.
-    - otherwise the networks (pure functions of their inputs) run on helper threads
-      while this thread expands, gathers and backs up the other lanes.
-
-    Results do not depend on ``threads``. ``observe(states)`` (see ``run_lanes``) keeps
-    the shards on this thread.
-    """
-    stats = stats if stats is not None else PipelineStats()
-    if not threads or len(states) * groups < 2:
-        return run_lanes(programs, states, cache, limits, groups, deadline, stats, progress,
-                         observe=observe)
-    if len(states) < 2 or cache is not None or observe is not None:
-        with concurrent.futures.ThreadPoolExecutor(len(states) * groups) as networks:
-            return run_lanes(programs, states, cache, limits, groups, deadline, stats,
-                             progress, networks=networks, observe=observe)
-    lock = threading.Lock()
-    cancelled = threading.Event()
-    remaining: dict[int, int] = {}
-
-    def run_shard(k: int) -> SearchState:
-        own = PipelineStats()
-
-        def report(left: int) -> None:
-            with lock:
-                remaining[k] = left
-                if progress is not None and len(remaining) == len(states):
-                    progress(sum(remaining.values()))
-
-        (state,), _ = run_lanes(programs, [states[k]], None, [limits[k]], groups, deadline,
-                                own, report, cancelled)
-        with lock:
-            for f in dataclasses.fields(own):
-                setattr(stats, f.name, getattr(stats, f.name) + getattr(own, f.name))
-        return state
-
-    with concurrent.futures.ThreadPoolExecutor(len(states)) as pool:
-        futures = [pool.submit(run_shard, k) for k in range(len(states))]
-        try:
-            return [f.result() for f in futures], None
-        except BaseException:
-            # e.g. KeyboardInterrupt in this thread: the shards finish the groups in
-            # flight and start no more, so the pool's exit does not wait for the search
-            cancelled.set()
-            raise
-
-
-def run_lanes(programs: Programs, states: list[SearchState], cache: EvalCache | None,
-              limits: Sequence[jax.Array], groups: int, deadline: float | None = None,
-              stats: PipelineStats | None = None,
-              progress: Callable[[int], None] | None = None,
-              cancelled: threading.Event | None = None,
-              networks: concurrent.futures.Executor | None = None,
-              observe: Callable[[list[SearchState]], bool] | None = None
-              ) -> tuple[list[SearchState], EvalCache | None]:
-    """``run_pipeline`` from one host thread: every shard's lanes in turn (``cancelled``
-    set: as past the deadline).
-
-    ``groups`` lanes per shard are kept in flight (see docs/DESIGN.md). A lane
-    cycles: its leaves are fetched and expanded on the host; its ``prepare`` is
-    dispatched; then the ``finish_select`` of the lane evaluated before it (back up, then
-    gather that lane's next group); then this lane's ``network``. So the other lane's
-    next leaves are gathered ahead of this network in the device's queue and can be
-    expanded on the host while it runs (neither network waits for the other lane's
-    backup). With one lane every step is gather, expand, evaluate (one program), back up
-    and gather again (one program). ``networks``: an executor the networks are
-    submitted to (their outputs are awaited at the lane's backup).
-
-    The network of a step runs on the smallest compiled batch that holds the new,
-    ongoing leaves the host expanded (cache hits and repetition draws among them, known
-    only on the device, are padding). ``progress(left)`` is called as groups are
-    expanded, with the simulations the batch has left to start.
-
-    ``observe(states)`` is called before each group is expanded, with the shards' latest
-    states (every group dispatched so far backed up in them); it may dispatch programs
-    that read them (not donate them) and returns True to start no new group (as past
-    the deadline). It sees every step of a search without ending the pipeline.
-    """
-    stopping = False
-    stats = stats if stats is not None else PipelineStats()
-    lanes = [_Lane(shard=s) for _ in range(groups) for s in range(len(states))]
-    states = list(states)
-    remaining: dict[int, int] = {}
-
-    def late() -> bool:
-        nonlocal stopping
-        if not stopping and observe is not None:
-            stopping = bool(observe(states))
-        return (stopping or (deadline is not None and time.perf_counter() > deadline)
-                or (cancelled is not None and cancelled.is_set()))
-
-    def select(lane: _Lane) -> None:
-        state, leaves, request, left = programs.select(states[lane.shard], limits[lane.shard])
-        states[lane.shard] = state
-        lane.leaves, lane.request, lane.left, lane.stage = leaves, request, left, "selected"
-
-    def expand(lane: _Lane) -> tuple[Any, int]:
-        """Fetch and expand the lane's leaves; returns the expansion and the network rows."""
-        t0 = time.perf_counter()
-        request, left = jax.device_get((lane.request, lane.left))
-        t1 = time.perf_counter()
-        lane.exhausted = lane.exhausted or not np.any(left > 0) or late()
-        if progress is not None:
-            remaining[lane.shard] = int(np.sum(left))
-            if len(remaining) == len(states):
-                progress(sum(remaining.values()))
-        expansion = programs.host_expand(request)
-        stats.wait_s += t1 - t0
-        stats.host_s += time.perf_counter() - t1
-        bound = int(np.sum(np.asarray(request.mask) & (expansion.status == 0)))
-        rows = programs.bucket(bound)
-        stats.steps += 1
-        stats.rows_used += bound
-        stats.rows_available += rows
-        stats.rows_capacity += programs.rows
-        lane.request = lane.left = None
-        return expansion, rows
-
-    def finish(lane: _Lane) -> None:
-        nonlocal cache
-        s = lane.shard
-        if isinstance(lane.outputs, concurrent.futures.Future):
-            lane.outputs = lane.outputs.result()
-        if lane.exhausted:
-            states[s], cache = programs.finish(states[s], cache, lane.leaves, lane.prepared,
-                                               lane.outputs)
-            lane.leaves = None
-            lane.stage = "idle"
-        else:
-            (states[s], cache, lane.leaves, lane.request,
-             lane.left) = programs.finish_select(states[s], cache, lane.leaves, lane.prepared,
-                                                 lane.outputs, limits[s])
-            lane.stage = "selected"
-        lane.prepared = lane.outputs = None
-
-    for lane in lanes:
-        if late():
-            break
-        select(lane)
-    count = len(lanes)
-    i = 0
-    while any(lane.stage != "idle" for lane in lanes):
-        cur = lanes[i % count]
-        i += 1
-        if count == 1:
-            if cur.stage == "selected":
-                expansion, rows = expand(cur)
-                cur.prepared, cur.outputs = programs.evaluate(states[cur.shard], cache,
-                                                              cur.leaves, expansion, rows)
-            finish(cur)
-            continue
-        nxt = lanes[i % count]
-        net = None
-        if cur.stage == "selected":
-            expansion, rows = expand(cur)
-            cur.prepared, net = programs.prepare(states[cur.shard], cache, cur.leaves,
-                                                 expansion)
-        if nxt.stage == "evaluating":
-            finish(nxt)
-        if net is not None:
-            cur.outputs = (programs.network(net, rows) if networks is None
-                           else networks.submit(programs.network, net, rows))
-            cur.stage = "evaluating"
-    return states, cache
