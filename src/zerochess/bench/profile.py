@@ -227,7 +227,7 @@ def profile_point(model: Any, boards: Sequence[Any], batch: int, leaves: int, si
     Returns:
       The table as a dict (JSON-ready).
     """
-    from zerochess.bench.throughput import fill
+    from zerochess.bench.fixtures import fill
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zerochess.errors import ConfigError, quote
+from zerochess.experiments.scales import SCALES
 from zerochess.games.config import (
     MAX_BATCH,
     MAX_GAMES,
@@ -40,7 +41,6 @@ from zerochess.validation import as_choice, as_count, as_seed, as_text
 if TYPE_CHECKING:
     from zerochess.experiments.runtime import Estimate, PlannedGames
 
-SCALES = ("tiny", "small", "full")
 RESULTS_ROOT = Path("results")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import chess
 import numpy as np
 
+from zerochess.experiments.terminal import duration_text
 from zerochess.games.checkpoints import saved_plies
 from zerochess.games.config import EngineSpec, PlayerSpec
 from zerochess.games.loop import GameSpec
@@ -77,7 +78,7 @@ class Estimate:
             return (f"All {self.games_total} games are already in the run folder: nothing to "
                     "play, nothing to estimate.")
         lines = [
-            f"Expected run time on this machine ({self.machine}): {_duration(self.seconds)} "
+            f"Expected run time on this machine ({self.machine}): {duration_text(self.seconds)} "
             f"for the {self.games_left} of {self.games_total} games left "
             f"(mean game length {self.plies_per_game:.0f} plies: {self.plies_source}; the "
             "time scales with it).",
@@ -92,7 +93,7 @@ class Estimate:
         for p in self.parts:
             if p["games_left"]:
                 lines.append(f"  {p['label']}: {p['games_left']} games, "
-                             f"{_duration(p['seconds'])}")
+                             f"{duration_text(p['seconds'])}")
         other = "a GPU" if self.backend == "cpu" else "a CPU"
         lines.append(f"  On {other}: run the same command with --estimate there (a warm-up of "
                      "about a minute, nothing is played).")
@@ -100,16 +101,8 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        d["expected"] = _duration(self.seconds)
+        d["expected"] = duration_text(self.seconds)
         return d
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def machine_description() -> tuple[str, str]:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from zerochess.experiments.scales import SCALES
+
 WIDTH = 80
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)\s*$")
 
@@ -121,13 +123,19 @@ def planned_work(plan: Sequence[Any]) -> tuple[int, float, float]:
     return games, positions, nodes / positions if positions else 0.0
 
 
+def duration_text(seconds: float) -> str:
+    """A rough duration: "45 s", "12 min", "1.5 h"."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Sequence[Any]] | None,
               positions_per_s: float | None, nodes_per_position: float | None = None) -> str:
     """What to run next: the next scale, its size, a rough time at this run's pace, and
     ``--estimate``, which measures its time on this machine."""
-    from zerochess.experiments.common import SCALES
-    from zerochess.experiments.runtime import _duration
-
     following = SCALES[SCALES.index(scale) + 1] if scale in SCALES[:-1] else None
     seed_arg = f" --seed {seed}" if seed else ""
     if following is None:
@@ -145,7 +153,7 @@ def next_line(name: str, scale: str, seed: int, next_plan: Callable[[str], Seque
             about = f"{games} games, {positions:,.0f} positions of {per_position:.0f} nodes"
             if positions_per_s:
                 about += (f"; at this run's {positions_per_s:.1f} positions/s "
-                          f"{_duration(positions / positions_per_s)}")
+                          f"{duration_text(positions / positions_per_s)}")
                 if nodes_per_position and per_position > 1.5 * nodes_per_position:
                     about += (f", longer with trees {per_position / nodes_per_position:.0f}x "
                               "this run's")
@@ -187,5 +195,5 @@ def wdl_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> list[s
                       body) + ["(W-D-B: white wins, draws, black wins; plies: mean game length)"]
 
 
-__all__ = ["WIDTH", "compile_sentence", "next_line", "planned_work", "terminal_text",
-           "text_table", "wdl_table", "wrap_lines"]
+__all__ = ["WIDTH", "compile_sentence", "duration_text", "next_line", "planned_work",
+           "terminal_text", "text_table", "wdl_table", "wrap_lines"]

@@ -7,7 +7,7 @@ import dataclasses
 import math
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import chess
 import chess.polyglot
@@ -30,8 +30,18 @@ from zerochess.uci.stoppers import (
 )
 from zerochess.uci.time_manager import make_search_stopper
 
-if TYPE_CHECKING:
-    from zerochess.uci.engine import UciEngine
+
+class JobOwner(Protocol):
+    """What a ``SearchJob`` uses of the engine that starts it (``engine.UciEngine``)."""
+
+    options: Any  # the engine's ``OptionValues``
+    out: Any  # its output: ``send(line)`` and ``log(...)``
+    timeline: Any  # its ``NullTimeline`` or ``Timeline``
+
+    @property
+    def driver(self) -> Any: ...
+
+    def error(self, message: str) -> None: ...
 
 INFO_INTERVAL_MS = 5000  # lc0 kUciInfoMinimumFrequencyMs
 INFO_CHECK_MS = 100  # lc0's watchdog wakes at least this often
@@ -54,7 +64,7 @@ def search_seed(seed: int, board: chess.Board) -> int:
 class SearchJob:
     """One ``go``: runs on its own thread until it has printed ``bestmove`` (or is aborted)."""
 
-    def __init__(self, engine: UciEngine, go: GoParams, position: PositionSpec | None,
+    def __init__(self, engine: JobOwner, go: GoParams, position: PositionSpec | None,
                  clock_start: float) -> None:
         self.engine = engine
         # options changed mid-search apply to the next one; no position: no driver needed
