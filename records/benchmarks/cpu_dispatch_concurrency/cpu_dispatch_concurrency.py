@@ -10,6 +10,9 @@
    smart pruning off) with the networks on helper threads and without.
 
     python records/benchmarks/cpu_dispatch_concurrency/cpu_dispatch_concurrency.py OUT.json [REPS]
+
+It switches threads through ``search.loop.run_pipeline``, which ``search.drivers`` replaced
+(issue 37, 2026-11-28): run it at the commit its JSON records (``provenance.git_commit``).
 """
 
 from __future__ import annotations
