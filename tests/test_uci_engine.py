@@ -186,7 +186,10 @@ def test_go_movetime_respects_move_overhead(engine):
     wall = time.perf_counter() - t0
     assert result.move in board.legal_moves
     assert result.info["time"] <= 1.0 - 0.2 + 0.1  # movetime - MoveOverheadMs (+ a chunk)
-    assert wall < 1.0 + 0.5
+    # the round trip through python-chess and the pipes, on a 2-core machine whose other
+    # core compiles (the engine's deferred warm-up, the other test worker): 1.51 s was seen
+    # once in a whole tier-2 run; the overhead itself is the line above
+    assert wall < 1.0 + 1.0
 
 
 def test_go_depth(engine):
