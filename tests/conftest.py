@@ -86,7 +86,8 @@ def pytest_collection_modifyitems(items) -> None:
     """Every test that needs lc0 (its ``lc0`` marker, or the ``maia`` / ``lc0`` fixtures:
     the lc0 program, its bindings, Maia-1900) is in the second tier; the recorded lc0
     outputs (``test_lc0_recorded``) keep the encoding and network checks in the first.
-    The tests ``tiers_by_cost`` names move by their measured cost."""
+    The tests ``tiers_by_cost`` names move by their measured cost. Each test is marked with
+    its unit of work for pytest-xdist (``xdist_group``: its file, or its file's group)."""
     for item in items:
         if item.get_closest_marker("lc0") or {"maia", "lc0"} & set(item.fixturenames):
             item.add_marker(pytest.mark.tier2)
