@@ -360,6 +360,22 @@ def test_preloading_loads_last_times_programs_ahead_and_computes_the_same(store)
         assert submitted == 0
 
 
+def test_a_nested_block_does_not_preload_what_its_enclosing_block_loaded(store):
+    """The UCI engine's build block encloses the driver's warm-up block: a program the
+    outer block has loaded is in memory, so the inner one does not deserialize it again."""
+    x, y = np.arange(6, dtype=np.float32), np.ones(3, np.float32)
+    with program_store.preloading("inner"):
+        _make()(x, y, 3)
+    program_store.clear()
+    with program_store.preloading("outer"):
+        np.testing.assert_array_equal(_make()(x, y, 3), x * 3 + 3)
+        with program_store.preloading("inner") as submitted:
+            assert submitted == 0
+    program_store.clear()
+    with program_store.preloading("inner") as submitted:  # outside: preloaded as before
+        assert submitted == 1
+
+
 @pytest.mark.parametrize("damage", ["program", "manifest"])
 def test_preloading_a_damaged_file_or_manifest_falls_back(store, caplog, damage):
     """A damaged program file found by the preloader is rejected and compiled again, as a

@@ -239,9 +239,12 @@ def preloading(tag: str, workers: int | None = None) -> Iterator[int]:
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zerochess-preload")
     submitted: list[str] = []
     with _PRELOAD_LOCK:
+        # an enclosing block's programs (the files its recordings hold) are in memory: a
+        # nested block would deserialize them again for nothing
+        loaded = set().union(*_RECORDING)
         _RECORDING.append(used)
         for name in names:
-            if name not in _PRELOADED and (directory / name).is_file():
+            if name not in _PRELOADED and name not in loaded and (directory / name).is_file():
                 _PRELOADED[name] = pool.submit(_read_and_deserialize, directory / name)
                 submitted.append(name)
     try:
