@@ -171,10 +171,11 @@ FILE_SECONDS: dict[str, dict[str, int]] = {
     },
 }
 
-# Files that compile the same large program (the device game scan at test_selfplay's shape:
-# 8 trees of 17 nodes) run in one worker, one after the other: the first compiles it, the
-# others find it compiled (``--dist loadgroup``), instead of two workers compiling it at once.
+# Files that compile the same large programs (the device game scan, and the host and device
+# rules' searchers, at test_selfplay's shape: 8 trees of 17 nodes) run in one worker, one
+# after the other: the first compiles them, the others find them compiled (``--dist
+# loadgroup``), instead of two workers compiling them at once.
 SHARED_PROGRAM_GROUPS: dict[str, str] = {
     "test_device_loop": "game_scan", "test_midgame_resume": "game_scan",
-    "test_ply_sources": "game_scan",
+    "test_ply_sources": "game_scan", "test_selfplay": "game_scan",
 }
