@@ -79,24 +79,32 @@ class _Replay(NamedTuple):
 
 
 def _game_positions(board: chess.Board) -> _Replay:
-    """Replays ``board``'s game from its root (one pass; the piece codes of every position
-    are unpacked from their bitboards at once)."""
-    replay = board.root()
+    """``board``'s game, root first (one pass; the piece codes of every position are
+    unpacked from their bitboards at once). Walked back from ``board`` by taking moves
+    back (python-chess restores each earlier position from its stack: cheaper than
+    replaying the moves from the root)."""
+    walk = board.copy()
     pieces, turn, castling, ep, lc0_ep, rule50 = [], [], [], [], [], []
 
     def add(flag: int) -> None:
-        pieces.append(piece_bitboards(replay))
-        turn.append(int(replay.turn))
-        castling.append(castling_bits(replay))
-        ep.append(legal_ep_square(replay))
+        pieces.append(piece_bitboards(walk))
+        turn.append(int(walk.turn))
+        castling.append(castling_bits(walk))
+        ep.append(legal_ep_square(walk))
         lc0_ep.append(flag)
-        rule50.append(replay.halfmove_clock)
+        rule50.append(walk.halfmove_clock)
 
-    add(-1 if replay.ep_square is None else chess.square_file(replay.ep_square))
-    for move in board.move_stack:
-        flag = _lc0_ep_file_after(replay, move)
-        replay.push(move)
-        add(flag)
+    flags = []  # lc0's en-passant flag of each position after the root, newest first
+    add(0)  # its flag is set below, once the move that made it is known
+    for _ in range(len(board.move_stack)):
+        move = walk.pop()
+        flags.append(_lc0_ep_file_after(walk, move))
+        add(0)
+    lc0_ep[:] = [-1 if walk.ep_square is None else chess.square_file(walk.ep_square),
+                 *reversed(flags)]
+    pieces.reverse()
+    for column in (turn, castling, ep, rule50):
+        column.reverse()
     codes = codes_from_bitboards(np.array(pieces, dtype="<u8"))
     keys = [(c.tobytes(), bool(t), k, f) for c, t, k, f in zip(codes, turn, castling, lc0_ep,
                                                                 strict=True)]
