@@ -90,6 +90,27 @@ def test_perft(fen, chess960, depth, count):
         assert python_chess_perft(board, depth) == count
 
 
+def test_compact_lists_the_set_entries_as_numpy_does():
+    """``position.compact`` (the legal-move list from the 1858-entry mask) against numpy's
+    ``flatnonzero``: empty, sparse, dense, whole 32-entry words set, the last entry, and
+    more set entries than the list holds (the first ``size`` are kept)."""
+    from zerochess.chess.device.position import compact
+
+    rng = np.random.default_rng(3)
+    masks = [np.zeros(1858, bool), np.ones(1858, bool)]
+    for density in (0.005, 0.02, 0.1):
+        masks += [rng.random(1858) < density for _ in range(20)]
+    words = np.zeros(1858, bool)
+    words[32:96] = words[-1] = words[0] = True  # two full words, both ends
+    masks.append(words)
+    listed, count = jax.jit(jax.vmap(compact))(jnp.asarray(np.stack(masks)))
+    for mask, row, n in zip(masks, np.asarray(listed), np.asarray(count), strict=True):
+        want = np.flatnonzero(mask)[:218]
+        assert n == mask.sum()
+        np.testing.assert_array_equal(row, np.pad(want, (0, 218 - len(want)),
+                                                  constant_values=-1))
+
+
 def test_perft_divide_sums_and_names_moves():
     board = chess.Board(PERFT["kiwipete"][0])
     split = perft(device.from_board(board), 2, divide=True, batch=1024)

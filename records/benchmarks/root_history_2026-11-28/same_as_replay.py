@@ -1,3 +1,6 @@
+# Run: git show 330903d:src/zerochess/chess/history.py > /tmp/old_history.py (the replay from
+# the root), then PYTHONPATH=src python records/benchmarks/root_history_2026-11-28/same_as_replay.py
+# (prints "same on 26326 positions" at b7b15ba). root_prep_parts.py: ms per 256 bench roots.
 import sys, random, importlib.util, chess, numpy as np
 sys.path.insert(0, "/work/main/tests")
 spec = importlib.util.spec_from_file_location("old_history", "/tmp/old_history.py"); old = importlib.util.module_from_spec(spec); spec.loader.exec_module(old)

@@ -167,7 +167,6 @@ def insufficient_material(board: jax.Array) -> jax.Array:
     return side(0, 6) & side(6, 0)
 
 
-_BELOW = ((np.uint64(1) << np.arange(32, dtype=np.uint64)) - np.uint64(1)).astype(np.uint32)
 _POW2 = (np.uint64(1) << np.arange(32, dtype=np.uint64)).astype(np.uint32)
 
 
@@ -175,19 +174,29 @@ def compact(mask: jax.Array, size: int = MAX_LEGAL_MOVES) -> tuple[jax.Array, ja
     """The set entries of a bool mask [M] as a list: (int16 [size] ascending positions,
     -1 padded; int32 count of set entries).
 
-    An entry's place in the list is the number of set entries before it: a popcount within
-    its 32-entry word plus the words before it (a prefix sum over M / 32 words, not M)."""
+    Gathers, no scatter (XLA:CPU runs a scatter of M entries one by one): the mask is
+    packed into M / 32 words; entry j of the list lies in the first word whose running
+    popcount passes j (a binary search over the words), at the bit where the word's
+    popcount below it reaches j's rank in the word (a binary search over 5 bit widths)."""
     words_n = -(-mask.shape[0] // 32)
     bits = jnp.pad(mask, (0, 32 * words_n - mask.shape[0])).reshape(words_n, 32)
     words = jax.lax.reduce(jnp.where(bits, jnp.asarray(_POW2), jnp.uint32(0)), np.uint32(0),
                            jax.lax.bitwise_or, (1,))
     count = jax.lax.population_count(words).astype(jnp.int32)
-    before = jnp.cumsum(count) - count
-    place = before[:, None] + jax.lax.population_count(words[:, None] & jnp.asarray(_BELOW))
-    place = jnp.where(bits, place, size).reshape(-1)
-    out = jnp.full(size + 1, -1, jnp.int16).at[place].set(
-        jnp.arange(32 * words_n, dtype=jnp.int16), mode="drop")
-    return out[:size], jnp.sum(count)
+    running = jnp.cumsum(count)  # set entries up to and including each word
+    j = jnp.arange(size, dtype=jnp.int32)
+    w = jnp.minimum(jnp.searchsorted(running, j, side="right", method="scan"),
+                    words_n - 1).astype(jnp.int32)
+    word = words[w]
+    rank = j - (running[w] - count[w])  # set entries of the word before entry j
+    low = jnp.zeros(size, jnp.uint32)
+    for width in (16, 8, 4, 2, 1):
+        wider = low + jnp.uint32(width)
+        below = word & ((jnp.uint32(1) << wider) - jnp.uint32(1))
+        low = jnp.where(jax.lax.population_count(below).astype(jnp.int32) <= rank, wider, low)
+    total = running[-1]
+    place = (32 * w + low.astype(jnp.int32)).astype(jnp.int16)
+    return jnp.where(j < total, place, jnp.int16(-1)), total
 
 
 class Described(NamedTuple):
