@@ -160,6 +160,11 @@ RECORD_INTERNALS = {
     "records/benchmarks/device_step_profile/step_parts.py",
     # switches the search pipeline's host threads off (no public switch: on for CPUs)
     "records/benchmarks/cpu_dispatch_concurrency/cpu_dispatch_concurrency.py",
+    # times compiles with the program store in memory only (no public switch for that)
+    "records/benchmarks/device_step_profile/2026-11-28/compile_seconds.py",
+    # time and compare chess.history's root history with its earlier version
+    "records/benchmarks/root_history_2026-11-28/root_prep_parts.py",
+    "records/benchmarks/root_history_2026-11-28/same_as_replay.py",
 }
 
 

@@ -136,3 +136,7 @@ def main(args: Any) -> int:
     if getattr(args, "json", None):
         record.write(args.json, head, res)  # machine, versions, commit, model hashes
     return 0
+
+
+__all__ = ["GPU", "GPU_POINTS", "GPU_TINY", "GRID", "QUICK", "TINY", "main", "network_only",
+           "run_gpu_grid", "run_grid", "run_point", "tree_memory_gb"]
