@@ -5,6 +5,7 @@ data."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -22,8 +23,16 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # built from a copy of what the wheel is made of: setuptools builds in the tree it is
+    # given (``build/``), and a second build in one tree (this fixture set up again in a
+    # run, or an earlier build's leftovers) failed on "File exists: ...dist-info"
+    tree = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):
+        shutil.copy2(REPO / name, tree / name)
+    shutil.copytree(REPO / "src", tree / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                           str(out), str(REPO)], capture_output=True, text=True, timeout=600)
+                           str(out), str(tree)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (path,) = out.glob("zerochess-*.whl")
     return path
