@@ -26,8 +26,12 @@ def main(out: str, repeats: int) -> None:
             rows.append({"repeat": r, **p})
             print(f"B={batch} L={leaves} S={sims}: {p['sims_per_s']:,.0f} sims/s", flush=True)
     with open(out, "w", encoding="utf-8") as fh:
-        json.dump({"record": header("device_points", ("builtin",), None), "points": rows},
-                  fh, indent=1, default=str)
+        json.dump(
+            {"record": header("device_points", ("builtin",), None), "points": rows},
+            fh,
+            indent=1,
+            default=str,
+        )
 
 
 if __name__ == "__main__":
