@@ -84,26 +84,21 @@ def _game_positions(board: chess.Board) -> _Replay:
     back (python-chess restores each earlier position from its stack: cheaper than
     replaying the moves from the root)."""
     walk = board.copy()
-    pieces, turn, castling, ep, lc0_ep, rule50 = [], [], [], [], [], []
-
-    def add(flag: int) -> None:
+    pieces, turn, castling, ep, rule50 = [], [], [], [], []
+    flags = []  # lc0's en-passant flag of each position after the root, newest first
+    while True:
         pieces.append(piece_bitboards(walk))
         turn.append(int(walk.turn))
         castling.append(castling_bits(walk))
         ep.append(legal_ep_square(walk))
-        lc0_ep.append(flag)
         rule50.append(walk.halfmove_clock)
-
-    flags = []  # lc0's en-passant flag of each position after the root, newest first
-    add(0)  # its flag is set below, once the move that made it is known
-    for _ in range(len(board.move_stack)):
+        if not walk.move_stack:
+            break
         move = walk.pop()
         flags.append(_lc0_ep_file_after(walk, move))
-        add(0)
-    lc0_ep[:] = [-1 if walk.ep_square is None else chess.square_file(walk.ep_square),
-                 *reversed(flags)]
-    pieces.reverse()
-    for column in (turn, castling, ep, rule50):
+    root_flag = -1 if walk.ep_square is None else chess.square_file(walk.ep_square)
+    lc0_ep = [root_flag, *reversed(flags)]
+    for column in (pieces, turn, castling, ep, rule50):
         column.reverse()
     codes = codes_from_bitboards(np.array(pieces, dtype="<u8"))
     keys = [(c.tobytes(), bool(t), k, f) for c, t, k, f in zip(codes, turn, castling, lc0_ep,
